@@ -1,0 +1,54 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Strata",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "StrataStorage", targets: ["StrataStorage"]),
+        .library(name: "Strata", targets: ["Strata"]),
+        .executable(name: "strata", targets: ["strata"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // liblz4 from the system (Debian: liblz4-dev).
+        .systemLibrary(
+            name: "CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
+        ),
+        // Small C helpers the engine needs at full speed: hardware CRC32C.
+        .target(name: "CStrataSupport"),
+        .target(
+            name: "StrataStorage",
+            dependencies: [
+                "CLZ4",
+                "CStrataSupport",
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+            ]
+        ),
+        .target(name: "Strata", dependencies: ["StrataStorage"]),
+        .executableTarget(
+            name: "strata",
+            dependencies: [
+                "Strata",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Tools/strata"
+        ),
+        // A child process for the SIGKILL crash test: commits and reports each acknowledged sequence.
+        .executableTarget(
+            name: "strata-crash-helper",
+            dependencies: ["StrataStorage"],
+            path: "Tests/CrashHelper"
+        ),
+        .testTarget(
+            name: "StrataStorageTests",
+            dependencies: ["StrataStorage", "strata-crash-helper"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

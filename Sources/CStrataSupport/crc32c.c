@@ -1,0 +1,106 @@
+/*
+ * crc32c.c: CRC32C (polynomial 0x82F63B78, reflected) for record and file checksums.
+ *
+ * The hardware path processes 8 bytes per instruction; the portable path uses the
+ * classic slicing-by-8 tables built once on first use. Dispatch is decided once.
+ */
+#include "strata_support.h"
+#include <string.h>
+#include <pthread.h>
+
+static uint32_t crc_tables[8][256];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void build_tables(void) {
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t crc = n;
+        for (int k = 0; k < 8; k++) crc = (crc & 1) ? (crc >> 1) ^ 0x82F63B78u : crc >> 1;
+        crc_tables[0][n] = crc;
+    }
+    for (uint32_t n = 0; n < 256; n++) {
+        uint32_t crc = crc_tables[0][n];
+        for (int k = 1; k < 8; k++) {
+            crc = crc_tables[0][crc & 0xFF] ^ (crc >> 8);
+            crc_tables[k][n] = crc;
+        }
+    }
+}
+
+uint32_t strata_crc32c_portable(uint32_t crc, const void *data, size_t length) {
+    pthread_once(&tables_once, build_tables);
+    const unsigned char *p = (const unsigned char *)data;
+    crc = ~crc;
+    while (length >= 8) {
+        uint64_t word;
+        memcpy(&word, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        word = __builtin_bswap64(word);
+#endif
+        uint32_t lo = (uint32_t)word ^ crc, hi = (uint32_t)(word >> 32);
+        crc = crc_tables[7][lo & 0xFF] ^ crc_tables[6][(lo >> 8) & 0xFF] ^
+              crc_tables[5][(lo >> 16) & 0xFF] ^ crc_tables[4][lo >> 24] ^
+              crc_tables[3][hi & 0xFF] ^ crc_tables[2][(hi >> 8) & 0xFF] ^
+              crc_tables[1][(hi >> 16) & 0xFF] ^ crc_tables[0][hi >> 24];
+        p += 8;
+        length -= 8;
+    }
+    while (length--) crc = crc_tables[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+    return ~crc;
+}
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_hardware(uint32_t crc, const void *data, size_t length) {
+    const unsigned char *p = (const unsigned char *)data;
+    uint64_t c = ~crc;
+    while (length >= 8) {
+        uint64_t word;
+        memcpy(&word, p, 8);
+        c = _mm_crc32_u64(c, word);
+        p += 8;
+        length -= 8;
+    }
+    uint32_t c32 = (uint32_t)c;
+    while (length--) c32 = _mm_crc32_u8(c32, *p++);
+    return ~c32;
+}
+static int hardware_available(void) { return __builtin_cpu_supports("sse4.2"); }
+#elif defined(__aarch64__) && defined(__ARM_FEATURE_CRC32)
+#include <arm_acle.h>
+static uint32_t crc32c_hardware(uint32_t crc, const void *data, size_t length) {
+    const unsigned char *p = (const unsigned char *)data;
+    uint32_t c = ~crc;
+    while (length >= 8) {
+        uint64_t word;
+        memcpy(&word, p, 8);
+        c = __crc32cd(c, word);
+        p += 8;
+        length -= 8;
+    }
+    while (length--) c = __crc32cb(c, *p++);
+    return ~c;
+}
+static int hardware_available(void) { return 1; }
+#else
+static uint32_t crc32c_hardware(uint32_t crc, const void *data, size_t length) {
+    return strata_crc32c_portable(crc, data, length);
+}
+static int hardware_available(void) { return 0; }
+#endif
+
+static int use_hardware = -1;
+
+int strata_crc32c_is_hardware(void) {
+    int value = __atomic_load_n(&use_hardware, __ATOMIC_RELAXED);
+    if (value < 0) {
+        value = hardware_available() ? 1 : 0;
+        __atomic_store_n(&use_hardware, value, __ATOMIC_RELAXED);
+    }
+    return value;
+}
+
+uint32_t strata_crc32c(uint32_t crc, const void *data, size_t length) {
+    if (strata_crc32c_is_hardware()) return crc32c_hardware(crc, data, length);
+    return strata_crc32c_portable(crc, data, length);
+}

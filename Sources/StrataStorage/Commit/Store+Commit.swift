@@ -1,0 +1,197 @@
+// The commit path: the write gate, appending a transaction's records to the active
+// segment, publishing it to readers, and sealing a full segment.
+//
+// A transaction streams its records into the active segment as it goes (in chunks of
+// `flushThreshold` bytes), so a large bulk load needs little memory. Nothing it writes is
+// visible until its commit record is written and (for `.full`) synced; a rollback or an
+// I/O error truncates the file back to where the transaction began.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Store {
+    static let flushThreshold = 1 << 20
+
+    // MARK: The write gate
+
+    /// Waits until no other transaction is running, then takes the gate.
+    func acquireGate(forClose: Bool = false) throws {
+        let me = pthread_self()
+        gateMonitor.lock()
+        defer { gateMonitor.unlock() }
+        if gateBusy, let holder = gateHolder, pthread_equal(holder, me) != 0 {
+            throw StoreError.invalidArgument(forClose
+                ? "close() called inside a write transaction on the same thread"
+                : "a write transaction is already open on this thread (nested writes are not supported)")
+        }
+        while gateBusy { gateMonitor.wait() }
+        gateBusy = true
+        gateHolder = me
+    }
+
+    func releaseGate() {
+        gateMonitor.withLock {
+            gateBusy = false
+            gateHolder = nil
+            gateMonitor.broadcast()
+        }
+    }
+
+    /// Starts a write transaction; the caller must commit or roll it back. Blocks while
+    /// another transaction runs.
+    ///
+    /// - Throws: ``StoreError/closed``, ``StoreError/invalidArgument(_:)`` for a read-only
+    ///   store or a nested transaction on the same thread, I/O errors from sealing a full segment.
+    public func beginTransaction() throws -> Transaction {
+        guard !options.readOnly else { throw StoreError.invalidArgument("the store was opened read-only") }
+        try acquireGate()
+        do {
+            if let failure = syncMonitor.withLock({ closed ? StoreError.closed : failure }) { throw failure }
+            if activeSize >= options.segmentSize { try rollSegment() }
+            return Transaction(store: self, sequence: lastAppendedSequence + 1)
+        } catch {
+            releaseGate()
+            throw error
+        }
+    }
+
+    /// Runs `body` in one atomic transaction and commits it; if `body` throws, nothing it
+    /// wrote is kept and the error is rethrown.
+    ///
+    /// - Returns: the commit's sequence number (for a transaction that wrote nothing, the
+    ///   sequence of the newest commit).
+    /// - Throws: what `body` throws; ``StoreError/diskFull(_:)`` (nothing of this transaction
+    ///   is kept); I/O errors. With `.full` durability, a commit that returned is on disk.
+    @discardableResult
+    public func write(_ body: (Transaction) throws -> Void) throws -> UInt64 {
+        let transaction = try beginTransaction()
+        do {
+            try body(transaction)
+        } catch {
+            transaction.rollback()
+            throw error
+        }
+        return try transaction.commit()
+    }
+
+    /// Forces every commit so far to stable storage (useful with `.normal` or `.none`).
+    public func sync() throws {
+        let target = syncMonitor.withLock { appendedSequence }
+        try waitDurable(target)
+    }
+
+    // MARK: Appending (gate held)
+
+    /// Appends `buffer` at the end of the active segment, remapping if needed.
+    func appendToActive(_ buffer: ByteBuffer) throws {
+        guard buffer.count > 0, let file = activeFile else { return }
+        let end = activeSize + buffer.count
+        guard end <= Int(UInt32.max) else {
+            throw StoreError.invalidArgument("a transaction may not exceed 4 GiB in one segment")
+        }
+        if end > activeRegion.length {
+            activeRegion = try file.map(length: Store.activeMappingLength(forSize: end * 2, segmentSize: options.segmentSize))
+        }
+        try file.write(buffer.bytes, at: activeSize)
+        activeSize = end
+        buffer.count = 0
+    }
+
+    /// Undoes an unfinished transaction's appends. If even that fails the store stops
+    /// taking writes: recovery will drop the uncommitted bytes on the next open.
+    func truncateActive(to offset: Int) {
+        guard activeSize != offset, let file = activeFile else { return }
+        do {
+            try file.truncate(to: offset)
+            activeSize = offset
+        } catch let error as StoreError {
+            poison(error)
+        } catch {
+            poison(.io(op: "ftruncate", path: file.path, errno: EIO))
+        }
+    }
+
+    /// Called after the commit record is appended (gate held): hands the new state to
+    /// readers now (`.normal`, `.none`) or after its sync (`.full`).
+    func publishCommit(sequence: UInt64) {
+        lastAppendedSequence = sequence
+        writerDirectory.sequence = sequence
+        writerDirectory.active = SegmentView(id: activeID, path: path + "/" + segmentName(activeID),
+                                             region: activeRegion, length: activeSize)
+        writerSpace[activeID]?.diskBytes = activeSize
+        let state = PublishedState(directory: writerDirectory, space: writerSpace)
+        syncMonitor.withLock {
+            appendedSequence = sequence
+            appendedEnd = (activeID, activeSize)
+            appendedFile = activeFile
+            if options.durability == .full {
+                pendingPublish.append((sequence, state))
+            }
+        }
+        if options.durability != .full {
+            publishedLock.withLock { $0 = state }
+        }
+    }
+
+    /// The offset up to which the active segment is known to be synced.
+    func durableWatermark() -> UInt64 {
+        syncMonitor.withLock { syncedEnd.segment == activeID ? UInt64(syncedEnd.end) : UInt64(SegmentHeader.size) }
+    }
+
+    // MARK: Sealing
+
+    /// Seals the full active segment (sync, hint file) and starts the next one.
+    func rollSegment() throws {
+        guard let oldFile = activeFile else { return }
+        let oldID = activeID, oldSize = activeSize
+        try oldFile.sync()
+        markDurable(sequence: lastAppendedSequence, end: (oldID, oldSize))
+        let newID = oldID + 1
+        let newFile = try Store.createSegment(path: path, id: newID, fileSystem: fileSystem)
+        let newRegion: MappedRegion
+        do {
+            newRegion = try newFile.map(length: Store.activeMappingLength(forSize: SegmentHeader.size, segmentSize: options.segmentSize))
+        } catch {
+            newFile.close()
+            throw error
+        }
+        writeHintForSealed(id: oldID, region: activeRegion, length: oldSize)
+        writerDirectory.sealed[oldID] = SegmentView(id: oldID, path: path + "/" + segmentName(oldID),
+                                                    region: activeRegion, length: oldSize)
+        writerSpace[oldID]?.sealed = true
+        writerSpace[oldID]?.diskBytes = oldSize
+        writerSpace[newID] = SegmentSpace(diskBytes: SegmentHeader.size, sealed: false)
+        oldFile.close()
+        activeFile = newFile
+        activeID = newID
+        activeSize = SegmentHeader.size
+        activeRegion = newRegion
+        writerDirectory.active = SegmentView(id: newID, path: path + "/" + segmentName(newID),
+                                             region: newRegion, length: SegmentHeader.size)
+        syncMonitor.withLock {
+            appendedEnd = (newID, SegmentHeader.size)
+            appendedFile = newFile
+            syncedEnd = (newID, SegmentHeader.size)
+        }
+    }
+
+    /// Writes the hint file of a just-sealed segment. A hint is a cache: on failure the
+    /// next open scans the segment instead, so errors are not reported.
+    private func writeHintForSealed(id: UInt32, region: MappedRegion, length: Int) {
+        guard let bytes = region.bytes(at: 0, count: length, limit: length) else { return }
+        var entries: [ScannedEntry] = []
+        let outcome = SegmentScanner.scan(bytes, segmentID: id, previousSequence: 0) { found, _ in
+            entries.append(contentsOf: found)
+        }
+        guard outcome.damage == nil, outcome.committedEnd == length else { return }
+        let hint = HintFile.encode(segmentID: id, segmentLength: length, entries: entries,
+                                   lastSequence: outcome.lastSequence, rawValueBytes: outcome.rawValueBytes,
+                                   storedValueBytes: outcome.storedValueBytes)
+        try? Store.writeHint(path: path, id: id, bytes: hint, fileSystem: fileSystem)
+        writerSpace[id]?.rawValueBytes = outcome.rawValueBytes
+        writerSpace[id]?.storedValueBytes = outcome.storedValueBytes
+    }
+}

@@ -1,0 +1,14 @@
+// CRC32C over byte ranges, through the C helper (hardware instruction where available).
+
+import CStrataSupport
+
+enum Checksum {
+    @inline(__always)
+    static func crc32c(_ bytes: UnsafeRawBufferPointer, seed: UInt32 = 0) -> UInt32 {
+        strata_crc32c(seed, bytes.baseAddress, bytes.count)
+    }
+
+    static func crc32c(_ bytes: [UInt8]) -> UInt32 {
+        bytes.withUnsafeBytes { crc32c($0) }
+    }
+}

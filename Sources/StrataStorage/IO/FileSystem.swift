@@ -1,0 +1,64 @@
+// The file layer under the engine. The engine touches the disk only through these two
+// protocols, so tests can slide a recording, fault-injecting layer underneath it
+// (crash-point sweeps, disk-full and sync-failure tests) without touching engine code.
+
+/// One open file of the store.
+protocol StorageFile: AnyObject, Sendable {
+    var path: String { get }
+    /// The current length in bytes.
+    func size() throws -> Int
+    /// Writes every byte of `bytes` at `offset` (looping over short writes).
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws
+    /// Reads up to `buffer.count` bytes at `offset`; returns how many were read.
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws -> Int
+    /// `fdatasync`: the file's bytes written so far reach stable storage.
+    func sync() throws
+    /// Sets the length to `length` bytes.
+    func truncate(to length: Int) throws
+    /// Maps `length` bytes from the start of the file, shared and read-only. The mapping
+    /// may extend past the end of the file; only bytes inside the file may be read.
+    func map(length: Int) throws -> MappedRegion
+    /// Closes the descriptor; the file must not be used afterwards.
+    func close()
+}
+
+/// An advisory lock held on the store's lock file; released by `unlock()` or deinit.
+protocol FileLock: AnyObject, Sendable {
+    func unlock()
+}
+
+/// The directory-level operations the engine needs.
+protocol FileSystem: Sendable {
+    func createDirectory(_ path: String) throws
+    /// Names (not paths) of the entries of `path`.
+    func listDirectory(_ path: String) throws -> [String]
+    func fileExists(_ path: String) -> Bool
+    /// Opens `path` for reading and (unless `readOnly`) writing, creating it if `create`.
+    func openFile(_ path: String, create: Bool, readOnly: Bool) throws -> any StorageFile
+    func remove(_ path: String) throws
+    func rename(_ from: String, to: String) throws
+    /// `fsync` on the directory, so that creations, renames and removals in it are durable.
+    func syncDirectory(_ path: String) throws
+    /// Takes an `flock` on `path` (created if missing): exclusive, or shared when `shared`.
+    /// Throws `StoreError.locked` at once if another process holds a conflicting lock.
+    func lock(_ path: String, shared: Bool) throws -> any FileLock
+}
+
+extension StorageFile {
+    func write(_ bytes: [UInt8], at offset: Int) throws {
+        try bytes.withUnsafeBytes { try write($0, at: offset) }
+    }
+
+    /// Reads exactly `count` bytes at `offset`, or fewer if the file ends first.
+    func read(count: Int, at offset: Int) throws -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: count)
+        let got = try result.withUnsafeMutableBytes { try read(into: $0, at: offset) }
+        if got < count { result.removeLast(count - got) }
+        return result
+    }
+
+    /// The whole file.
+    func readAll() throws -> [UInt8] {
+        try read(count: try size(), at: 0)
+    }
+}

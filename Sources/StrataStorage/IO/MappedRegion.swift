@@ -1,0 +1,37 @@
+// MappedRegion: a read-only memory map of a segment file, shared by every snapshot that
+// reads the segment. It unmaps when the last holder lets go, so a snapshot keeps its view
+// valid however the store moves on (remaps, compaction, close).
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A read-only mapping of the first `length` bytes of a file. All access is bounds-checked
+/// against `readableLength`, the number of bytes known to be inside the file.
+final class MappedRegion: @unchecked Sendable {
+    // Immutable after init; the pointer is only read.
+    let base: UnsafeRawPointer?
+    let length: Int
+
+    init(base: UnsafeRawPointer?, length: Int) {
+        self.base = base
+        self.length = length
+    }
+
+    deinit {
+        if let base, length > 0 {
+            munmap(UnsafeMutableRawPointer(mutating: base), length)
+        }
+    }
+
+    /// The bytes `offset ..< offset + count`, or nil if any of them lies outside
+    /// `0 ..< limit` (the caller's knowledge of the file's valid length) or the mapping.
+    @inline(__always)
+    func bytes(at offset: Int, count: Int, limit: Int) -> UnsafeRawBufferPointer? {
+        guard let base, offset >= 0, count >= 0, offset <= limit &- count,
+              offset <= length &- count else { return nil }
+        return UnsafeRawBufferPointer(start: base + offset, count: count)
+    }
+}

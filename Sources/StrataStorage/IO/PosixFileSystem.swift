@@ -1,0 +1,184 @@
+// The real file layer: POSIX calls with errno mapped to StoreError.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+struct PosixFileSystem: FileSystem {
+    func createDirectory(_ path: String) throws {
+        var components: [String] = []
+        var current = path
+        while !current.isEmpty, current != "/", !fileExists(current) {
+            components.append(current)
+            current = parentDirectory(of: current)
+        }
+        for dir in components.reversed() {
+            if mkdir(dir, 0o755) != 0 && errno != EEXIST {
+                throw StoreError.fromErrno(errno, op: "mkdir", path: dir)
+            }
+        }
+    }
+
+    func listDirectory(_ path: String) throws -> [String] {
+        guard let dir = opendir(path) else { throw StoreError.fromErrno(errno, op: "opendir", path: path) }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    func fileExists(_ path: String) -> Bool {
+        access(path, F_OK) == 0
+    }
+
+    func openFile(_ path: String, create: Bool, readOnly: Bool) throws -> any StorageFile {
+        var flags = readOnly ? O_RDONLY : O_RDWR
+        if create { flags |= O_CREAT }
+        flags |= O_CLOEXEC
+        let fd = open(path, flags, 0o644)
+        guard fd >= 0 else { throw StoreError.fromErrno(errno, op: "open", path: path) }
+        return PosixFile(fd: fd, path: path)
+    }
+
+    func remove(_ path: String) throws {
+        if unlink(path) != 0 && errno != ENOENT { throw StoreError.fromErrno(errno, op: "unlink", path: path) }
+    }
+
+    func rename(_ from: String, to: String) throws {
+        if Glibc.rename(from, to) != 0 { throw StoreError.fromErrno(errno, op: "rename", path: from) }
+    }
+
+    func syncDirectory(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw StoreError.fromErrno(errno, op: "open directory", path: path) }
+        defer { Glibc.close(fd) }
+        if fsync(fd) != 0 { throw StoreError.fromErrno(errno, op: "fsync directory", path: path) }
+    }
+
+    func lock(_ path: String, shared: Bool) throws -> any FileLock {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StoreError.fromErrno(errno, op: "open lock file", path: path) }
+        if flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
+            let code = errno
+            Glibc.close(fd)
+            if code == EWOULDBLOCK { throw StoreError.locked(path) }
+            throw StoreError.fromErrno(code, op: "flock", path: path)
+        }
+        return PosixLock(fd: fd)
+    }
+}
+
+func parentDirectory(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    if slash == path.startIndex { return "/" }
+    return String(path[..<slash])
+}
+
+final class PosixLock: FileLock, @unchecked Sendable {
+    private let fd: Int32
+    private let released = Atomic01()
+
+    init(fd: Int32) { self.fd = fd }
+
+    func unlock() {
+        if released.setOnce() {
+            flock(fd, LOCK_UN)
+            Glibc.close(fd)
+        }
+    }
+
+    deinit { unlock() }
+}
+
+/// A one-shot flag: `setOnce()` returns true for exactly one caller.
+final class Atomic01: @unchecked Sendable {
+    private var value = false
+    private var lock = pthread_mutex_t()
+    init() { pthread_mutex_init(&lock, nil) }
+    deinit { pthread_mutex_destroy(&lock) }
+    func setOnce() -> Bool {
+        pthread_mutex_lock(&lock)
+        defer { pthread_mutex_unlock(&lock) }
+        if value { return false }
+        value = true
+        return true
+    }
+}
+
+final class PosixFile: StorageFile, @unchecked Sendable {
+    // The descriptor never changes after init; every call below is thread-safe in the kernel.
+    private let fd: Int32
+    let path: String
+
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    func size() throws -> Int {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw StoreError.fromErrno(errno, op: "fstat", path: path) }
+        return Int(info.st_size)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StoreError.fromErrno(errno, op: "write", path: path)
+            }
+            if n == 0 { throw StoreError.diskFull(path) }
+            done += n
+        }
+    }
+
+    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw StoreError.fromErrno(errno, op: "read", path: path)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    func sync() throws {
+        while fdatasync(fd) != 0 {
+            if errno == EINTR { continue }
+            throw StoreError.fromErrno(errno, op: "fdatasync", path: path)
+        }
+    }
+
+    func truncate(to length: Int) throws {
+        while ftruncate(fd, off_t(length)) != 0 {
+            if errno == EINTR { continue }
+            throw StoreError.fromErrno(errno, op: "ftruncate", path: path)
+        }
+    }
+
+    func map(length: Int) throws -> MappedRegion {
+        guard length > 0 else { return MappedRegion(base: nil, length: 0) }
+        let pointer = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0)
+        guard let pointer, pointer != MAP_FAILED else {
+            throw StoreError.fromErrno(errno, op: "mmap", path: path)
+        }
+        return MappedRegion(base: UnsafeRawPointer(pointer), length: length)
+    }
+
+    func close() {
+        Glibc.close(fd)
+    }
+}

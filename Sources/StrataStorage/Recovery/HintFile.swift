@@ -1,0 +1,130 @@
+// HintFile: written beside each sealed segment so that start-up reads keys and locations
+// without touching values. It is a cache: a hint file that is missing, damaged, or does
+// not match its segment is ignored and the segment is scanned instead.
+//
+// Layout (little-endian):
+//   header, 64 bytes:
+//     0  8  magic "STRATAHT"      8  4  version (1)        12 4  segment id
+//     16 8  segment length the hint describes                24 8  entry count
+//     32 8  last sequence in the segment                      40 8  raw value bytes of puts
+//     48 8  stored value bytes of puts                        56 8  reserved, 0
+//   entries, in file order, each 28 bytes + key:
+//     0 1 kind (1 put, 2 delete)   1 3 reserved   4 4 table   8 4 record offset
+//     12 4 record size   16 8 sequence   24 4 key length   28 .. key bytes
+//   trailer: 4 bytes, crc32c of everything before it.
+
+enum HintFile {
+    static let magic: [UInt8] = Array("STRATAHT".utf8)
+    static let version: UInt32 = 1
+    static let headerSize = 64
+    static let entryFixedSize = 28
+
+    struct Contents {
+        var entries: [ScannedEntry]
+        var lastSequence: UInt64
+        var rawValueBytes: Int
+        var storedValueBytes: Int
+    }
+
+    static func encode(segmentID: UInt32, segmentLength: Int, entries: [ScannedEntry], lastSequence: UInt64,
+                       rawValueBytes: Int, storedValueBytes: Int) -> [UInt8] {
+        var out = magic
+        out.reserveCapacity(headerSize + entries.count * 40 + 4)
+        out.appendLE32(version)
+        out.appendLE32(segmentID)
+        out.appendLE64(UInt64(segmentLength))
+        out.appendLE64(UInt64(entries.count))
+        out.appendLE64(lastSequence)
+        out.appendLE64(UInt64(rawValueBytes))
+        out.appendLE64(UInt64(storedValueBytes))
+        out.appendLE64(0)
+        for entry in entries {
+            out.append(entry.kind.rawValue)
+            out.append(contentsOf: [0, 0, 0])
+            out.appendLE32(entry.table)
+            out.appendLE32(entry.location.offset)
+            out.appendLE32(entry.location.size)
+            out.appendLE64(entry.sequence)
+            out.appendLE32(UInt32(entry.key.count))
+            out.append(contentsOf: entry.key)
+        }
+        out.appendLE32(Checksum.crc32c(out))
+        return out
+    }
+
+    /// Parses and checks a hint file against the segment it claims to describe. Returns nil
+    /// (use the segment instead) on any mismatch; entry keys point into `bytes`.
+    static func decode(_ bytes: UnsafeRawBufferPointer, segmentID: UInt32, segmentLength: Int,
+                       previousSequence: UInt64) -> Contents? {
+        guard bytes.count >= headerSize + 4 else { return nil }
+        let body = UnsafeRawBufferPointer(rebasing: bytes[0 ..< bytes.count - 4])
+        guard Checksum.crc32c(body) == bytes.le32(bytes.count - 4) else { return nil }
+        guard Array(bytes[0 ..< 8]) == magic, bytes.le32(8) == version, bytes.le32(12) == segmentID,
+              bytes.le64(16) == UInt64(segmentLength) else { return nil }
+        let count = bytes.le64(24)
+        guard count <= UInt64(body.count / entryFixedSize) else { return nil }
+        var entries: [ScannedEntry] = []
+        entries.reserveCapacity(Int(count))
+        var offset = headerSize
+        var lastSeen = previousSequence
+        for _ in 0 ..< Int(count) {
+            guard offset + entryFixedSize <= body.count,
+                  let kind = RecordKind(rawValue: body[offset]), kind != .commit else { return nil }
+            let recordOffset = Int(body.le32(offset + 8)), recordSize = Int(body.le32(offset + 12))
+            let sequence = body.le64(offset + 16), keyLength = Int(body.le32(offset + 24))
+            guard keyLength <= StoreOptions.maxKeySize, offset + entryFixedSize + keyLength <= body.count,
+                  recordOffset >= SegmentHeader.size, recordOffset % 8 == 0,
+                  recordSize >= RecordFormat.headerSize, recordOffset + recordSize <= segmentLength,
+                  sequence >= lastSeen, sequence > previousSequence else { return nil }
+            lastSeen = sequence
+            let keyStart = offset + entryFixedSize
+            entries.append(ScannedEntry(
+                kind: kind, table: body.le32(offset + 4),
+                key: UnsafeRawBufferPointer(rebasing: body[keyStart ..< keyStart + keyLength]),
+                location: Location(segment: segmentID, offset: UInt32(recordOffset), size: UInt32(recordSize)),
+                sequence: sequence))
+            offset = keyStart + keyLength
+        }
+        guard offset == body.count else { return nil }
+        let lastSequence = bytes.le64(32)
+        guard lastSequence >= lastSeen, lastSequence > previousSequence || entries.isEmpty else { return nil }
+        return Contents(entries: entries, lastSequence: lastSequence,
+                        rawValueBytes: Int(bytes.le64(40)), storedValueBytes: Int(bytes.le64(48)))
+    }
+}
+
+// CleanShutdown: a 36-byte file, `CLEAN`, written by `Store.close()` after the final sync
+// and removed by the next writable open. While it exists it says exactly where the data
+// ended, so that a later open can tell a truncated or damaged newest segment (corruption)
+// from a torn tail after a crash (normal, and repaired).
+//   0 8 magic "STRATACL"   8 4 version (1)   12 4 newest segment id
+//   16 8 newest segment length   24 8 last sequence   32 4 crc32c of bytes 0 ..< 32
+enum CleanShutdown {
+    static let fileName = "CLEAN"
+    static let magic: [UInt8] = Array("STRATACL".utf8)
+
+    struct Marker: Equatable {
+        var segmentID: UInt32
+        var segmentLength: Int
+        var lastSequence: UInt64
+    }
+
+    static func encode(_ marker: Marker) -> [UInt8] {
+        var out = magic
+        out.appendLE32(1)
+        out.appendLE32(marker.segmentID)
+        out.appendLE64(UInt64(marker.segmentLength))
+        out.appendLE64(marker.lastSequence)
+        out.appendLE32(Checksum.crc32c(out))
+        return out
+    }
+
+    static func decode(_ bytes: [UInt8]) -> Marker? {
+        guard bytes.count == 36 else { return nil }
+        return bytes.withUnsafeBytes { raw -> Marker? in
+            guard Array(raw[0 ..< 8]) == magic, raw.le32(8) == 1,
+                  Checksum.crc32c(UnsafeRawBufferPointer(rebasing: raw[0 ..< 32])) == raw.le32(32) else { return nil }
+            return Marker(segmentID: raw.le32(12), segmentLength: Int(raw.le64(16)), lastSequence: raw.le64(24))
+        }
+    }
+}

@@ -1,0 +1,58 @@
+// Snapshot: a read view frozen at one commit. It holds an O(1) copy of the key directory
+// (a persistent map) and the mappings of the segments it reads, so it answers the same
+// way for as long as it lives, whatever writers and compaction do meanwhile.
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A consistent read-only view of a ``Store`` as of one commit, from ``Store/snapshot()``.
+///
+/// Taking a snapshot costs O(1); it can be sent to any thread and read concurrently.
+/// Reads check each record's checksum and throw ``StoreError/corrupted(segment:offset:reason:)``
+/// rather than return damaged bytes. A snapshot stays readable after the store is closed.
+public struct Snapshot: Sendable {
+    let directory: KeyDirectory
+
+    /// The sequence number of the newest commit this snapshot sees.
+    public var sequence: UInt64 { directory.sequence }
+
+    /// The value of `key` in `table` as of this snapshot, or nil.
+    public func get(table: UInt32, key: some ContiguousBytes) throws -> [UInt8]? {
+        try key.withUnsafeBytes { raw in
+            let indexKey = IndexKey(raw)
+            guard let location = directory.lookup(table: table, key: indexKey) else { return nil }
+            return try directory.readValue(table: table, key: indexKey, at: location)
+        }
+    }
+
+    /// Whether `table` holds `key` (no value is read).
+    public func contains(table: UInt32, key: some ContiguousBytes) -> Bool {
+        key.withUnsafeBytes { directory.lookup(table: table, key: IndexKey($0)) != nil }
+    }
+
+    /// Calls `body` with every live key and value of `table`, in no particular order.
+    public func scan(table: UInt32, _ body: (_ key: [UInt8], _ value: [UInt8]) throws -> Void) throws {
+        guard let map = directory.tables[table] else { return }
+        for (key, location) in map {
+            try body(key.bytes, try directory.readValue(table: table, key: key, at: location))
+        }
+    }
+
+    /// Every live key of `table` (no value is read), in no particular order.
+    public func keys(table: UInt32) -> [[UInt8]] {
+        directory.tables[table].map { $0.keys.map(\.bytes) } ?? []
+    }
+
+    /// The number of live keys in `table`.
+    public func count(table: UInt32) -> Int {
+        directory.tables[table]?.count ?? 0
+    }
+
+    /// The ids of the tables that hold at least one key.
+    public var tables: [UInt32] {
+        directory.tables.keys.sorted()
+    }
+}

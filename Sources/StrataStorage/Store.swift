@@ -1,0 +1,258 @@
+// Store: the public face of the engine. This file holds the Store's state and its read
+// API; opening and recovery are in Store+Open.swift, the commit path in
+// Store+Commit.swift, group commit and syncing in Store+Sync.swift.
+//
+// Concurrency model:
+// - One writer at a time holds the write gate (`gateMonitor`) from `beginTransaction` to
+//   commit or rollback; it alone touches the `writer*` fields and the active file.
+// - Readers take the published KeyDirectory under `publishedLock` (a few nanoseconds)
+//   and then read the mapped segments with no lock at all.
+// - `syncMonitor` coordinates group commit: which sequence is appended, which is
+//   synced, which states wait to be published once their sync completes.
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Space accounting of one segment, kept current on every commit.
+struct SegmentSpace: Sendable, Equatable {
+    var diskBytes: Int
+    var liveBytes: Int = 0
+    var rawValueBytes: Int = 0
+    var storedValueBytes: Int = 0
+    var sealed: Bool
+}
+
+/// What readers see: the newest published index and the space accounting that goes with it.
+struct PublishedState: Sendable {
+    var directory: KeyDirectory
+    var space: [UInt32: SegmentSpace]
+}
+
+/// A log-structured key-value store: a directory of append-only segment files, an
+/// in-memory hash index, and crash-safe multi-record transactions.
+///
+/// Keys and values are bytes; keys live in numbered tables (`UInt32`). Writes go through
+/// ``write(_:)`` (or ``beginTransaction()``), one writer at a time, each commit atomic and
+/// (with ``Durability/full``) durable when it returns. Reads (``get(table:key:)``,
+/// ``snapshot()``) never wait for writers: each read sees one consistent commit.
+///
+/// Costs: `get` is one hash-map lookup and one checksum of the record read; `snapshot()`
+/// is O(1); a commit writes its records once, sequentially, plus one `fdatasync` shared
+/// with concurrent committers. Start-up reads hint files, not values.
+///
+/// Failure modes: every error is a ``StoreError``; nothing traps on bad input or a bad file.
+/// A second process opening the same directory gets ``StoreError/locked(_:)`` at once.
+public final class Store: @unchecked Sendable {
+    // @unchecked: mutable fields below are guarded as documented beside each group.
+
+    /// The store's directory.
+    public let directory: URL
+    let path: String
+    let options: StoreOptions
+    var fileSystem: any FileSystem { options.fileSystem }
+    let fileLock: any FileLock
+
+    // Guarded by `publishedLock`.
+    let publishedLock: Mutex<PublishedState>
+
+    // Guarded by the write gate (`gateMonitor` + `gateBusy`).
+    let gateMonitor = Monitor()
+    var gateBusy = false
+    var gateHolder: pthread_t?
+    var writerDirectory: KeyDirectory
+    var writerSpace: [UInt32: SegmentSpace]
+    var activeFile: (any StorageFile)?
+    var activeID: UInt32
+    var activeSize: Int
+    var activeRegion: MappedRegion
+    var lastAppendedSequence: UInt64
+
+    // Guarded by `syncMonitor`.
+    let syncMonitor = Monitor()
+    var syncedSequence: UInt64
+    var syncedEnd: (segment: UInt32, end: Int)
+    var syncInProgress = false
+    var appendedSequence: UInt64
+    var appendedEnd: (segment: UInt32, end: Int)
+    var appendedFile: (any StorageFile)?
+    var pendingPublish: [(sequence: UInt64, state: PublishedState)] = []
+    var failure: StoreError?
+    var closed = false
+
+    /// Opens (creating if needed) the store in `directory`.
+    ///
+    /// - Throws: ``StoreError/locked(_:)`` if another process has it open for writing (or,
+    ///   read-only, any writer); ``StoreError/corrupted(segment:offset:reason:)`` if a file
+    ///   is damaged beyond what a crash can cause; ``StoreError/invalidArgument(_:)`` for bad
+    ///   options. A torn tail left by a crash is repaired silently: only the transactions
+    ///   whose commit record is intact are kept.
+    public init(directory: URL, options: StoreOptions = StoreOptions()) throws {
+        try options.validate()
+        self.directory = directory
+        self.path = directory.path
+        self.options = options
+        let fs = options.fileSystem
+        if options.readOnly {
+            guard fs.fileExists(path) else { throw StoreError.io(op: "open", path: path, errno: ENOENT) }
+        } else {
+            try fs.createDirectory(path)
+        }
+        fileLock = try fs.lock(path + "/LOCK", shared: options.readOnly)
+        let recovered: Recovered
+        do {
+            recovered = try Store.recover(path: path, options: options)
+        } catch {
+            fileLock.unlock()
+            throw error
+        }
+        publishedLock = Mutex(PublishedState(directory: recovered.directory, space: recovered.space))
+        writerDirectory = recovered.directory
+        writerSpace = recovered.space
+        activeFile = recovered.activeFile
+        activeID = recovered.activeID
+        activeSize = recovered.activeSize
+        activeRegion = recovered.activeRegion
+        lastAppendedSequence = recovered.directory.sequence
+        syncedSequence = recovered.directory.sequence
+        appendedSequence = recovered.directory.sequence
+        syncedEnd = (recovered.activeID, recovered.activeSize)
+        appendedEnd = syncedEnd
+        appendedFile = recovered.activeFile
+        if options.durability == .normal && !options.readOnly {
+            startBackgroundSyncer()
+        }
+    }
+
+    /// Opens the store at a file-system path.
+    public convenience init(path: String, options: StoreOptions = StoreOptions()) throws {
+        try self.init(directory: URL(fileURLWithPath: path), options: options)
+    }
+
+    deinit {
+        try? close()
+    }
+
+    // MARK: Reads
+
+    /// The newest committed value of `key` in `table`, or nil if there is none.
+    ///
+    /// - Throws: ``StoreError/corrupted(segment:offset:reason:)`` if the record fails its
+    ///   checksum; ``StoreError/closed`` after ``close()``.
+    public func get(table: UInt32, key: some ContiguousBytes) throws -> [UInt8]? {
+        let directory = try currentDirectory()
+        return try key.withUnsafeBytes { raw in
+            let indexKey = IndexKey(raw)
+            guard let location = directory.lookup(table: table, key: indexKey) else { return nil }
+            return try directory.readValue(table: table, key: indexKey, at: location)
+        }
+    }
+
+    /// A consistent, read-only view of the store as of the newest commit. Cheap (O(1)),
+    /// `Sendable`, and unaffected by later writes for as long as it lives.
+    public func snapshot() -> Snapshot {
+        Snapshot(directory: publishedLock.withLock { $0.directory })
+    }
+
+    /// The sequence number of the newest commit visible to readers.
+    public var lastSequence: UInt64 {
+        publishedLock.withLock { $0.directory.sequence }
+    }
+
+    func currentDirectory() throws -> KeyDirectory {
+        let isClosed = syncMonitor.withLock { closed }
+        if isClosed { throw StoreError.closed }
+        return publishedLock.withLock { $0.directory }
+    }
+
+    // MARK: Stats
+
+    /// Where the store's bytes are, as of the newest published commit.
+    public var stats: StoreStats {
+        let state = publishedLock.withLock { $0 }
+        var details: [SegmentStats] = []
+        var live = 0, disk = 0, raw = 0, stored = 0
+        for id in state.space.keys.sorted() {
+            let space = state.space[id]!
+            details.append(SegmentStats(id: id, diskBytes: space.diskBytes, liveBytes: space.liveBytes, sealed: space.sealed))
+            live += space.liveBytes
+            disk += space.diskBytes
+            raw += space.rawValueBytes
+            stored += space.storedValueBytes
+        }
+        var otherFiles = 0
+        if let names = try? fileSystem.listDirectory(path) {
+            for name in names where !name.hasSuffix(".seg") {
+                if let file = try? fileSystem.openFile(path + "/" + name, create: false, readOnly: true) {
+                    otherFiles += (try? file.size()) ?? 0
+                    file.close()
+                }
+            }
+        }
+        return StoreStats(
+            segments: details.count, liveBytes: live, deadBytes: max(0, disk - live), diskBytes: disk + otherFiles,
+            keys: state.directory.keyCount, indexBytes: state.directory.estimatedMemory,
+            compressionRatio: stored > 0 ? Double(raw) / Double(stored) : 1,
+            lastSequence: state.directory.sequence, segmentDetails: details)
+    }
+
+    // MARK: Closing
+
+    /// Waits for the running write transaction, syncs, records a clean shutdown and
+    /// releases the lock. Later calls on the store throw ``StoreError/closed``; snapshots
+    /// taken before stay readable. Calling `close()` twice is harmless.
+    public func close() throws {
+        try acquireGate(forClose: true)
+        defer { releaseGate() }
+        let (alreadyClosed, failed) = syncMonitor.withLock { (closed, failure) }
+        if alreadyClosed { return }
+        var closeError: Error?
+        if !options.readOnly, failed == nil, let file = activeFile {
+            do {
+                try file.sync()
+                try writeCleanShutdownMarker()
+            } catch {
+                closeError = error
+            }
+        }
+        syncMonitor.withLock {
+            closed = true
+            syncMonitor.broadcast()
+        }
+        activeFile?.close()
+        activeFile = nil
+        fileLock.unlock()
+        if let closeError { throw closeError }
+    }
+
+    private func writeCleanShutdownMarker() throws {
+        let marker = CleanShutdown.Marker(segmentID: activeID, segmentLength: activeSize, lastSequence: lastAppendedSequence)
+        try writeFileAtomically(name: CleanShutdown.fileName, bytes: CleanShutdown.encode(marker))
+    }
+
+    /// Writes `bytes` to `name` through a temporary file, sync and rename, then syncs the directory.
+    func writeFileAtomically(name: String, bytes: [UInt8]) throws {
+        let temporary = path + "/" + name + ".tmp"
+        let file = try fileSystem.openFile(temporary, create: true, readOnly: false)
+        do {
+            try file.truncate(to: 0)
+            try file.write(bytes, at: 0)
+            try file.sync()
+            file.close()
+        } catch {
+            file.close()
+            try? fileSystem.remove(temporary)
+            throw error
+        }
+        try fileSystem.rename(temporary, to: path + "/" + name)
+        try fileSystem.syncDirectory(path)
+    }
+}

@@ -1,0 +1,58 @@
+// StoreError: every way a Store operation can fail, each with a message a person can act on.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The errors thrown by ``Store``, ``Snapshot`` and ``Transaction``.
+///
+/// No public API of the engine traps on bad input or a bad file: every failure surfaces
+/// as one of these cases. Each case's `description` says what went wrong, where, and
+/// what to do about it.
+public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Another process holds the store's lock (or, for a read-only open, a writer does).
+    case locked(String)
+    /// A file of the store is damaged: `segment` names the file, `offset` the byte where
+    /// the damage was found.
+    case corrupted(segment: String, offset: Int, reason: String)
+    /// A system call failed. `errno` is the raw error number.
+    case io(op: String, path: String, errno: Int32)
+    /// The disk (or quota) is full. Nothing committed before is lost; the failed
+    /// transaction left no trace.
+    case diskFull(String)
+    /// The store was closed, or an earlier fatal I/O error (a failed sync) took it out of service.
+    case closed
+    /// An argument was out of range: a key or value too large, a bad option, a nested write.
+    case invalidArgument(String)
+    /// The store was written by a format this build does not read.
+    case formatVersion(found: Int, supported: Int)
+
+    public var description: String {
+        switch self {
+        case .locked(let path):
+            return "store is locked by another process: \(path) (close the other process, or open read-only while no writer is running)"
+        case .corrupted(let segment, let offset, let reason):
+            return "store file is damaged: \(segment) at offset \(offset): \(reason) (run `strata verify` on the store; restore the file from a backup)"
+        case .io(let op, let path, let code):
+            return "\(op) failed on \(path): \(String(cString: strerror(code))) (errno \(code))"
+        case .diskFull(let path):
+            return "disk full while writing \(path): the transaction was not committed; earlier commits are intact (free space and retry)"
+        case .closed:
+            return "the store is closed (or was taken out of service by an earlier I/O failure; reopen it)"
+        case .invalidArgument(let what):
+            return "invalid argument: \(what)"
+        case .formatVersion(let found, let supported):
+            return "store format version \(found) is not supported by this build (supports \(supported)); open it with a matching Strata version"
+        }
+    }
+}
+
+extension StoreError {
+    /// Maps an errno from `op` on `path` to the right case: ENOSPC and EDQUOT become `.diskFull`.
+    static func fromErrno(_ code: Int32, op: String, path: String) -> StoreError {
+        if code == ENOSPC || code == EDQUOT { return .diskFull(path) }
+        return .io(op: op, path: path, errno: code)
+    }
+}

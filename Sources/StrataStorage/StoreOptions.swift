@@ -1,0 +1,79 @@
+// StoreOptions: the knobs of a Store, each with a default that suits an app's local cache.
+
+/// How far a successful commit has travelled towards the disk when `write` returns.
+public enum Durability: Sendable, Equatable {
+    /// The commit reached stable storage: one `fdatasync` per commit; concurrent committers
+    /// share one sync (group commit). Survives power loss.
+    case full
+    /// Commits are written to the OS at once and synced by a background thread every
+    /// ``StoreOptions/syncInterval``. A process crash loses nothing; a power loss loses
+    /// at most the last interval's commits (never part of a transaction).
+    case normal
+    /// Commits are written to the OS; the OS decides when they reach the disk. A process
+    /// crash loses nothing; a power loss may lose any commit since the last segment seal.
+    case none
+}
+
+/// Whether values are compressed.
+public enum CompressionMode: Sendable, Equatable {
+    /// Values are stored as given.
+    case none
+    /// Values of at least ``StoreOptions/compressionThreshold`` bytes are LZ4-compressed
+    /// when that makes them smaller; otherwise stored as given.
+    case lz4
+}
+
+/// When the store compacts by itself. Compaction arrives with the compaction issue;
+/// the option is accepted now so that configurations stay source-compatible.
+public enum AutoCompaction: Sendable, Equatable {
+    /// Bitcask-like thresholds (see docs/ARCHITECTURE.md).
+    case `default`
+    /// Never compact automatically; call `Store.compact()` yourself.
+    case disabled
+}
+
+/// Options for opening a ``Store``. Every field has a default suited to an app's cache.
+public struct StoreOptions: Sendable {
+    /// A segment is sealed once it holds at least this many bytes (default 64 MiB). A
+    /// transaction is never split across segments, so a segment can exceed this by the
+    /// size of one transaction. Minimum 4 KiB.
+    public var segmentSize: Int = 64 << 20
+    /// See ``Durability``. Default `.full`.
+    public var durability: Durability = .full
+    /// For `.normal`: the longest time between a commit and its sync (default 0.1 s).
+    public var syncInterval: Double = 0.1
+    /// See ``CompressionMode``. Default `.lz4`.
+    public var compression: CompressionMode = .lz4
+    /// Values at least this long are offered to the compressor (default 256 bytes).
+    public var compressionThreshold: Int = 256
+    /// See ``AutoCompaction``. Default `.default`.
+    public var autoCompaction: AutoCompaction = .default
+    /// Open with a shared lock for reading only: several read-only openers may share the
+    /// store while no writer holds it; writes throw `StoreError.invalidArgument`.
+    public var readOnly: Bool = false
+
+    /// The file layer under the engine; tests inject faults here.
+    var fileSystem: any FileSystem = PosixFileSystem()
+
+    public init() {}
+
+    /// The largest key accepted, in bytes.
+    public static let maxKeySize = 64 << 10
+    /// The largest value accepted, in bytes.
+    public static let maxValueSize = 256 << 20
+
+    func validate() throws {
+        guard segmentSize >= 4096 else {
+            throw StoreError.invalidArgument("segmentSize must be at least 4096 bytes, got \(segmentSize)")
+        }
+        guard segmentSize <= 2 << 30 else {
+            throw StoreError.invalidArgument("segmentSize must be at most 2 GiB, got \(segmentSize)")
+        }
+        guard syncInterval > 0, syncInterval.isFinite else {
+            throw StoreError.invalidArgument("syncInterval must be a positive number of seconds, got \(syncInterval)")
+        }
+        guard compressionThreshold >= 0 else {
+            throw StoreError.invalidArgument("compressionThreshold must not be negative, got \(compressionThreshold)")
+        }
+    }
+}

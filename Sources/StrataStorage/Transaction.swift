@@ -1,0 +1,160 @@
+// Transaction: one atomic write. Records are encoded as they are added and streamed to
+// the active segment; the index changes are made on the writer's private copy of the key
+// directory and become visible to readers only at commit.
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A write transaction of a ``Store``, from ``Store/write(_:)`` or ``Store/beginTransaction()``.
+///
+/// Puts and deletes take effect together at ``commit()``, or not at all. A transaction
+/// reads its own writes through ``get(table:key:)``. Only one transaction runs at a time
+/// per store; it must be finished (committed or rolled back) by the code that began it.
+/// Not `Sendable`: use it on the thread that began it.
+public final class Transaction {
+    private let store: Store
+    /// The sequence number this transaction will commit as.
+    public let sequence: UInt64
+    private let startOffset: Int
+    private let buffer = ByteBuffer(capacity: 64 << 10)
+    private var recordCount = 0
+    private var finished = false
+    // Undo information for rollback: the writer's index and accounting as they were.
+    private let savedDirectory: KeyDirectory
+    private let savedSpace: [UInt32: SegmentSpace]
+
+    init(store: Store, sequence: UInt64) {
+        self.store = store
+        self.sequence = sequence
+        startOffset = store.activeSize
+        savedDirectory = store.writerDirectory
+        savedSpace = store.writerSpace
+    }
+
+    deinit {
+        if !finished { rollback() }
+    }
+
+    private func checkOpen() throws {
+        if finished { throw StoreError.invalidArgument("the transaction has already been committed or rolled back") }
+    }
+
+    /// Sets `key` in `table` to `value`.
+    ///
+    /// - Throws: ``StoreError/invalidArgument(_:)`` if the key exceeds
+    ///   ``StoreOptions/maxKeySize`` or the value ``StoreOptions/maxValueSize`` (the
+    ///   transaction stays usable); I/O errors, after which the transaction is rolled back.
+    public func put(table: UInt32, key: some ContiguousBytes, value: some ContiguousBytes) throws {
+        try checkOpen()
+        try key.withUnsafeBytes { keyBytes in
+            try value.withUnsafeBytes { valueBytes in
+                try append(.put, table: table, key: keyBytes, value: valueBytes)
+            }
+        }
+    }
+
+    /// Removes `key` from `table`. Deleting an absent key is a no-op.
+    public func delete(table: UInt32, key: some ContiguousBytes) throws {
+        try checkOpen()
+        try key.withUnsafeBytes { keyBytes in
+            guard store.writerDirectory.lookup(table: table, key: IndexKey(keyBytes)) != nil else { return }
+            try append(.delete, table: table, key: keyBytes, value: UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+    }
+
+    /// The value of `key` as this transaction sees it: its own writes over the store's newest state.
+    public func get(table: UInt32, key: some ContiguousBytes) throws -> [UInt8]? {
+        try checkOpen()
+        return try key.withUnsafeBytes { keyBytes in
+            let indexKey = IndexKey(keyBytes)
+            guard let location = store.writerDirectory.lookup(table: table, key: indexKey) else { return nil }
+            if location.segment == store.activeID && Int(location.offset) >= store.activeSize {
+                try flush()
+            }
+            var directory = store.writerDirectory
+            directory.active = SegmentView(id: store.activeID, path: "", region: store.activeRegion, length: store.activeSize)
+            return try directory.readValue(table: table, key: indexKey, at: location)
+        }
+    }
+
+    private func append(_ kind: RecordKind, table: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+        guard key.count <= StoreOptions.maxKeySize else {
+            throw StoreError.invalidArgument("key of \(key.count) bytes exceeds the maximum of \(StoreOptions.maxKeySize)")
+        }
+        guard value.count <= StoreOptions.maxValueSize else {
+            throw StoreError.invalidArgument("value of \(value.count) bytes exceeds the maximum of \(StoreOptions.maxValueSize)")
+        }
+        let offset = store.activeSize + buffer.count
+        guard offset + RecordFormat.maxRecordSize(keyLength: key.count, valueLength: value.count)
+                + RecordFormat.commitRecordSize <= Int(UInt32.max) else {
+            throw StoreError.invalidArgument("the transaction exceeds 4 GiB in one segment; split it")
+        }
+        let threshold = store.options.compression == .lz4 ? store.options.compressionThreshold : nil
+        let (size, stored) = RecordFormat.appendRecord(
+            to: buffer, kind: kind, table: table, sequence: sequence, key: key, value: value, compressAtLeast: threshold)
+        let location = Location(segment: store.activeID, offset: UInt32(offset), size: UInt32(size))
+        let indexKey = IndexKey(key)
+        let old: Location?
+        if kind == .put {
+            old = store.writerDirectory.put(table: table, key: indexKey, location: location)
+            store.writerSpace[store.activeID]?.liveBytes += size
+            store.writerSpace[store.activeID]?.rawValueBytes += value.count
+            store.writerSpace[store.activeID]?.storedValueBytes += stored
+        } else {
+            old = store.writerDirectory.remove(table: table, key: indexKey)
+        }
+        if let old { store.writerSpace[old.segment]?.liveBytes -= Int(old.size) }
+        recordCount += 1
+        if buffer.count >= Store.flushThreshold { try flush() }
+    }
+
+    private func flush() throws {
+        do {
+            try store.appendToActive(buffer)
+        } catch {
+            rollback()
+            throw error
+        }
+    }
+
+    /// Makes the transaction's writes visible and (per the store's durability) durable.
+    ///
+    /// - Returns: the commit's sequence number; for a transaction that wrote nothing, the
+    ///   newest existing sequence (nothing is written).
+    /// - Throws: ``StoreError/diskFull(_:)`` or I/O errors; the transaction is then rolled
+    ///   back. If the final sync fails the store stops taking writes (see ``StoreError/closed``).
+    @discardableResult
+    public func commit() throws -> UInt64 {
+        try checkOpen()
+        guard recordCount > 0 else {
+            finished = true
+            let newest = store.lastAppendedSequence
+            store.releaseGate()
+            return newest
+        }
+        RecordFormat.appendCommit(to: buffer, sequence: sequence, recordCount: recordCount,
+                                  durableWatermark: store.durableWatermark())
+        try flush()
+        store.publishCommit(sequence: sequence)
+        finished = true
+        store.releaseGate()
+        if store.options.durability == .full {
+            try store.waitDurable(sequence)
+        }
+        return sequence
+    }
+
+    /// Discards everything the transaction wrote. Harmless after commit or rollback.
+    public func rollback() {
+        guard !finished else { return }
+        finished = true
+        buffer.count = 0
+        store.truncateActive(to: startOffset)
+        store.writerDirectory = savedDirectory
+        store.writerSpace = savedSpace
+        store.releaseGate()
+    }
+}

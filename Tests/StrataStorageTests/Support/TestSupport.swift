@@ -1,0 +1,77 @@
+// Helpers shared by the engine's tests: temporary directories, the fuzz scale, byte helpers.
+
+import Foundation
+import XCTest
+@testable import StrataStorage
+
+/// Multiplies the size of random, crash and fuzz sweeps: `STRATA_FUZZ_SCALE=10 make test`
+/// runs ten times as many cases as the default.
+let fuzzScale: Int = {
+    if let raw = ProcessInfo.processInfo.environment["STRATA_FUZZ_SCALE"], let n = Int(raw), n > 0 { return n }
+    return 1
+}()
+
+/// A base seed for random tests: fixed unless STRATA_SEED is set, and printed on failure.
+let baseSeed: UInt64 = {
+    if let raw = ProcessInfo.processInfo.environment["STRATA_SEED"], let n = UInt64(raw) { return n }
+    return 0x5757_A7A0
+}()
+
+final class TemporaryDirectory {
+    let path: String
+    var url: URL { URL(fileURLWithPath: path) }
+
+    init(_ label: String = "strata") {
+        let base = NSTemporaryDirectory() + "\(label)-\(UUID().uuidString.prefix(8))"
+        try! FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        path = base
+    }
+
+    func sub(_ name: String) -> String {
+        let p = path + "/" + name
+        try? FileManager.default.createDirectory(atPath: p, withIntermediateDirectories: true)
+        return p
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
+func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
+
+func key(_ n: Int) -> [UInt8] { Array("key-\(n)".utf8) }
+
+/// A value of `length` bytes derived from `seed`: compressible when `compressible`.
+func value(_ seed: UInt64, length: Int, compressible: Bool = false) -> [UInt8] {
+    var rng = SplitMix64(seed: seed)
+    if compressible {
+        let word = Array("value-\(seed)-".utf8)
+        return (0 ..< length).map { word[$0 % word.count] }
+    }
+    return (0 ..< length).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+}
+
+func options(segmentSize: Int = 64 << 20, durability: Durability = .full,
+             fileSystem: (any FileSystem)? = nil) -> StoreOptions {
+    var o = StoreOptions()
+    o.segmentSize = segmentSize
+    o.durability = durability
+    if let fileSystem { o.fileSystem = fileSystem }
+    return o
+}
+
+/// The whole content of a store as a model: table → key → value.
+typealias Model = [UInt32: [[UInt8]: [UInt8]]]
+
+func contents(of snapshot: Snapshot) throws -> Model {
+    var model: Model = [:]
+    for table in snapshot.tables {
+        var rows: [[UInt8]: [UInt8]] = [:]
+        try snapshot.scan(table: table) { k, v in rows[k] = v }
+        model[table] = rows
+    }
+    return model
+}
+
+func normalized(_ model: Model) -> Model {
+    model.filter { !$0.value.isEmpty }
+}
