@@ -1,2 +1,45 @@
+// strata-crash-helper: the child process of the SIGKILL crash test. It opens the store
+// given on the command line and commits KillWorkload transactions forever, printing
+// "ack <sequence>" after each commit returns, until the parent kills it.
+//
+//   strata-crash-helper <directory> <full|normal|none> <segment-size>
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import StrataStorage
-print("helper")
+
+/// Writes a line straight to a descriptor: no buffering, so the parent sees every ack before a kill.
+func emit(_ line: String, to fd: Int32 = 1) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4, let segmentSize = Int(arguments[3]) else {
+    emit("usage: strata-crash-helper <directory> <full|normal|none> <segment-size>", to: 2)
+    exit(2)
+}
+var options = StoreOptions()
+options.segmentSize = segmentSize
+options.durability = ["full": .full, "normal": .normal, "none": .none][arguments[2]] ?? .full
+do {
+    let store = try Store(path: arguments[1], options: options)
+    emit("ready \(store.lastSequence)")
+    while true {
+        let next = store.lastSequence + 1
+        let sequence = try store.write { txn in
+            for (table, key, value) in KillWorkload.operations(of: next) {
+                if let value { try txn.put(table: table, key: key, value: value) } else { try txn.delete(table: table, key: key) }
+            }
+        }
+        guard sequence == next else {
+            emit("unexpected sequence \(sequence), wanted \(next)", to: 2)
+            exit(1)
+        }
+        emit("ack \(sequence)")
+    }
+} catch {
+    emit("strata-crash-helper: \(error)", to: 2)
+    exit(1)
+}

@@ -24,8 +24,15 @@ struct CrashSimulator {
         var durableNamespaceIndex = -1
         namespaceLog.append(names)
         durableNamespaceIndex = 0
-        for op in operations.prefix(prefix) {
+        // Files that existed before recording began are always there.
+        var preexisting = 0
+        while preexisting < operations.count, case .existing = operations[preexisting] { preexisting += 1 }
+        for op in operations.prefix(max(prefix, preexisting)) {
             switch op {
+            case .existing(let path, let inode, let content):
+                inodes[inode] = Inode(durable: content)
+                names[path] = inode
+                namespaceLog = [names]
             case .create(let path, let inode):
                 inodes[inode] = Inode()
                 names[path] = inode

@@ -8,6 +8,8 @@ import Synchronization
 @testable import StrataStorage
 
 enum FileOperation: Sendable {
+    /// A file that existed when recording began, with its content then (taken as durable).
+    case existing(path: String, inode: Int, bytes: [UInt8])
     case create(path: String, inode: Int)
     case write(inode: Int, offset: Int, bytes: [UInt8])
     case truncate(inode: Int, length: Int)
@@ -41,8 +43,19 @@ final class RecordingFileSystem: FileSystem, @unchecked Sendable {
         var injected = 0
     }
 
-    init(plan: FaultPlan? = nil) {
+    /// `existingDirectory`: files already there are recorded first, as durable, so a crash
+    /// simulation of this recording starts from them (crashes during recovery).
+    init(plan: FaultPlan? = nil, existingDirectory: String? = nil) {
         state.withLock { $0.plan = plan }
+        if let existingDirectory,
+           let names = try? FileManager.default.contentsOfDirectory(atPath: existingDirectory) {
+            for name in names.sorted() {
+                let path = existingDirectory + "/" + name
+                guard let data = FileManager.default.contents(atPath: path) else { continue }
+                let id = inode(for: path)
+                record(.existing(path: path, inode: id, bytes: Array(data)))
+            }
+        }
     }
 
     var operations: [FileOperation] { state.withLock { $0.operations } }

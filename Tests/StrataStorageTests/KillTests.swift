@@ -1,0 +1,85 @@
+// The real crash test: a child process commits transactions and reports each acknowledged
+// sequence; the parent kills it with SIGKILL at a random moment, reopens the store and
+// checks that every acknowledged commit is there and that the state is exactly that of
+// one committed sequence. Many rounds on one store, so recovery follows recovery.
+
+import Foundation
+import XCTest
+@testable import StrataStorage
+@testable import strata_crash_helper
+
+final class KillTests: XCTestCase {
+    static var helperPath: String {
+        let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for candidate in [here, here.deletingLastPathComponent()] {
+            let path = candidate.appendingPathComponent("strata-crash-helper").path
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent().appendingPathComponent("strata-crash-helper").path }
+            .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "strata-crash-helper"
+    }
+
+    func testSIGKILLNeverLosesAnAcknowledgedCommit() throws {
+        for (durability, rounds) in [("full", 20 * fuzzScale), ("none", 10 * fuzzScale)] {
+            try killRounds(durability: durability, rounds: rounds)
+        }
+    }
+
+    private func killRounds(durability: String, rounds: Int) throws {
+        let dir = TemporaryDirectory("kill")
+        var rng = SplitMix64(seed: baseSeed &+ 7)
+        var totalAcked = 0
+        for round in 0 ..< rounds {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: KillTests.helperPath)
+            process.arguments = [dir.path, durability, "16384"]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.standardError
+            try process.run()
+            let reader = LineReader(handle: output.fileHandleForReading)
+            guard let ready = reader.nextLine(), ready.hasPrefix("ready") else {
+                process.terminate()
+                return XCTFail("helper did not start (round \(round)); is \(KillTests.helperPath) built?")
+            }
+            // Let it commit for a random while, then kill it mid-flight.
+            usleep(UInt32(2_000 + rng.next() % 40_000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            var acknowledged: UInt64 = 0
+            while let line = reader.nextLine() {
+                if line.hasPrefix("ack "), let s = UInt64(line.dropFirst(4)) { acknowledged = max(acknowledged, s) }
+            }
+            totalAcked += Int(acknowledged)
+            let store = try Store(directory: dir.url)
+            let recovered = store.lastSequence
+            XCTAssertGreaterThanOrEqual(recovered, acknowledged, "\(durability) round \(round): an acknowledged commit was lost")
+            XCTAssertEqual(normalized(try contents(of: store.snapshot())), normalized(KillWorkload.model(upTo: recovered)),
+                           "\(durability) round \(round): state is not exactly commit \(recovered)")
+            try store.close()
+        }
+        print("kill test \(durability): \(rounds) SIGKILL rounds, \(totalAcked) acknowledged commits checked")
+    }
+}
+
+/// Reads lines from a pipe until end of file.
+final class LineReader {
+    private let handle: FileHandle
+    private var buffer = Data()
+    private var eof = false
+
+    init(handle: FileHandle) { self.handle = handle }
+
+    func nextLine() -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: 0x0A) {
+                let line = String(decoding: buffer[buffer.startIndex ..< newline], as: UTF8.self)
+                buffer.removeSubrange(buffer.startIndex ... newline)
+                return line
+            }
+            if eof { return nil }
+            let chunk = handle.availableData
+            if chunk.isEmpty { eof = true } else { buffer.append(chunk) }
+        }
+    }
+}

@@ -1,0 +1,277 @@
+// The Store's public behaviour: reads, writes, transactions, snapshots, reopen, segments
+// and hint files, locking, read-only opens, bad arguments and closed stores.
+
+import Foundation
+import XCTest
+@testable import StrataStorage
+
+final class StoreTests: XCTestCase {
+    func testPutGetDeleteAcrossTables() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(directory: dir.url)
+        let seq = try store.write { txn in
+            try txn.put(table: 1, key: bytes("a"), value: bytes("apple"))
+            try txn.put(table: 2, key: bytes("a"), value: bytes("avocado"))
+        }
+        XCTAssertEqual(seq, 1)
+        XCTAssertEqual(try store.get(table: 1, key: bytes("a")), bytes("apple"))
+        XCTAssertEqual(try store.get(table: 2, key: bytes("a")), bytes("avocado"))
+        XCTAssertNil(try store.get(table: 3, key: bytes("a")))
+        XCTAssertEqual(try store.write { try $0.delete(table: 1, key: bytes("a")) }, 2)
+        XCTAssertNil(try store.get(table: 1, key: bytes("a")))
+        XCTAssertEqual(try store.get(table: 2, key: bytes("a")), bytes("avocado"))
+        // Deleting an absent key writes nothing.
+        XCTAssertEqual(try store.write { try $0.delete(table: 1, key: bytes("nope")) }, 2)
+        XCTAssertEqual(store.stats.lastSequence, 2)
+        try store.close()
+    }
+
+    func testEmptyKeysValuesAndLargeCompressedValues() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(directory: dir.url)
+        let big = value(3, length: 300_000, compressible: true)
+        try store.write { txn in
+            try txn.put(table: 0, key: [UInt8](), value: [UInt8]())
+            try txn.put(table: 0, key: bytes("big"), value: big)
+            try txn.put(table: 0, key: Data([1, 2, 3]), value: Data([4, 5]))
+        }
+        XCTAssertEqual(try store.get(table: 0, key: [UInt8]()), [])
+        XCTAssertEqual(try store.get(table: 0, key: bytes("big")), big)
+        XCTAssertEqual(try store.get(table: 0, key: [UInt8]([1, 2, 3])), [4, 5])
+        XCTAssertGreaterThan(store.stats.compressionRatio, 10)
+        XCTAssertLessThan(store.stats.diskBytes, 100_000)
+        try store.close()
+        let reopened = try Store(directory: dir.url)
+        XCTAssertEqual(try reopened.get(table: 0, key: bytes("big")), big)
+    }
+
+    func testThrowingWriteRollsBackEverything() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(directory: dir.url)
+        try store.write { try $0.put(table: 1, key: bytes("keep"), value: bytes("1")) }
+        let sizeBefore = store.stats.diskBytes
+        struct Boom: Error {}
+        XCTAssertThrowsError(try store.write { txn in
+            try txn.put(table: 1, key: bytes("keep"), value: bytes("2"))
+            try txn.put(table: 1, key: bytes("new"), value: value(1, length: 3 << 20))   // forces a flush to the file
+            throw Boom()
+        }) { XCTAssertTrue($0 is Boom) }
+        XCTAssertEqual(try store.get(table: 1, key: bytes("keep")), bytes("1"))
+        XCTAssertNil(try store.get(table: 1, key: bytes("new")))
+        XCTAssertEqual(store.stats.diskBytes, sizeBefore, "the rolled-back bytes were truncated")
+        // The store goes on normally, and reopens to the same state.
+        XCTAssertEqual(try store.write { try $0.put(table: 1, key: bytes("after"), value: bytes("3")) }, 2)
+        try store.close()
+        let reopened = try Store(directory: dir.url)
+        XCTAssertEqual(try reopened.get(table: 1, key: bytes("keep")), bytes("1"))
+        XCTAssertNil(try reopened.get(table: 1, key: bytes("new")))
+        XCTAssertEqual(try reopened.get(table: 1, key: bytes("after")), bytes("3"))
+    }
+
+    func testTransactionReadsItsOwnWrites() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(directory: dir.url)
+        try store.write { try $0.put(table: 1, key: bytes("x"), value: bytes("old")) }
+        let txn = try store.beginTransaction()
+        try txn.put(table: 1, key: bytes("x"), value: bytes("new"))
+        try txn.put(table: 1, key: bytes("y"), value: bytes("why"))
+        try txn.delete(table: 1, key: bytes("y"))
+        XCTAssertEqual(try txn.get(table: 1, key: bytes("x")), bytes("new"))
+        XCTAssertNil(try txn.get(table: 1, key: bytes("y")))
+        XCTAssertEqual(try store.get(table: 1, key: bytes("x")), bytes("old"), "readers do not see uncommitted data")
+        try txn.commit()
+        XCTAssertEqual(try store.get(table: 1, key: bytes("x")), bytes("new"))
+        XCTAssertThrowsError(try txn.put(table: 1, key: bytes("z"), value: bytes("z"))) {
+            guard case StoreError.invalidArgument = $0 else { return XCTFail("\($0)") }
+        }
+    }
+
+    func testSnapshotIsolation() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(directory: dir.url)
+        for i in 0 ..< 100 { try store.write { try $0.put(table: 1, key: key(i), value: bytes("v\(i)")) } }
+        let snap = store.snapshot()
+        XCTAssertEqual(snap.sequence, 100)
+        try store.write { txn in
+            for i in 0 ..< 50 { try txn.delete(table: 1, key: key(i)) }
+            for i in 50 ..< 100 { try txn.put(table: 1, key: key(i), value: bytes("w\(i)")) }
+            try txn.put(table: 2, key: bytes("t2"), value: bytes("x"))
+        }
+        XCTAssertEqual(snap.count(table: 1), 100)
+        XCTAssertEqual(try snap.get(table: 1, key: key(7)), bytes("v7"))
+        XCTAssertEqual(try snap.get(table: 1, key: key(70)), bytes("v70"))
+        XCTAssertEqual(snap.tables, [1])
+        let now = store.snapshot()
+        XCTAssertEqual(now.count(table: 1), 50)
+        XCTAssertEqual(try now.get(table: 1, key: key(70)), bytes("w70"))
+        XCTAssertEqual(now.tables, [1, 2])
+        var scanned = 0
+        try snap.scan(table: 1) { k, v in
+            scanned += 1
+            XCTAssertEqual(v, bytes("v" + String(decoding: k.dropFirst(4), as: UTF8.self)))
+        }
+        XCTAssertEqual(scanned, 100)
+        XCTAssertEqual(Set(snap.keys(table: 1)), Set((0 ..< 100).map(key)))
+        try store.close()
+        XCTAssertEqual(try snap.get(table: 1, key: key(1)), bytes("v1"), "a snapshot outlives close")
+    }
+
+    func testSegmentsRollAndHintsRebuildTheIndex() throws {
+        let dir = TemporaryDirectory()
+        let opts = options(segmentSize: 8192)
+        var expected: [[UInt8]: [UInt8]] = [:]
+        do {
+            let store = try Store(directory: dir.url, options: opts)
+            for i in 0 ..< 300 {
+                let v = value(UInt64(i), length: 100)
+                try store.write { try $0.put(table: 1, key: key(i % 120), value: v) }
+                expected[key(i % 120)] = v
+            }
+            XCTAssertGreaterThan(store.stats.segments, 3)
+            try store.close()
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        let segments = names.filter { $0.hasSuffix(".seg") }.count
+        let hints = names.filter { $0.hasSuffix(".hint") }.count
+        XCTAssertEqual(hints, segments - 1, "every sealed segment has a hint file")
+        let store = try Store(directory: dir.url, options: opts)
+        XCTAssertEqual(try contents(of: store.snapshot()), [1: expected])
+        // Live accounting: exactly the records of the 120 live keys.
+        let stats = store.stats
+        XCTAssertEqual(stats.keys, 120)
+        XCTAssertEqual(stats.liveBytes, 120 * align8(32 + 7 + 100) - 10 * (align8(32 + 7 + 100) - align8(32 + 6 + 100)))
+        XCTAssertGreaterThan(stats.deadBytes, 0)
+        // Damaged or missing hints fall back to scanning, with the same result.
+        try store.close()
+        let hintFiles = names.filter { $0.hasSuffix(".hint") }.sorted()
+        try FileManager.default.removeItem(atPath: dir.path + "/" + hintFiles[0])
+        var damaged = try Data(contentsOf: URL(fileURLWithPath: dir.path + "/" + hintFiles[1]))
+        damaged[damaged.count / 2] ^= 0xFF
+        try damaged.write(to: URL(fileURLWithPath: dir.path + "/" + hintFiles[1]))
+        let again = try Store(directory: dir.url, options: opts)
+        XCTAssertEqual(try contents(of: again.snapshot()), [1: expected])
+        XCTAssertEqual(again.stats.liveBytes, stats.liveBytes)
+        try again.close()
+        // ... and the hints were rewritten.
+        let after = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+        XCTAssertEqual(after.filter { $0.hasSuffix(".hint") }.count, segments - 1)
+    }
+
+    func testSecondOpenerIsLockedOut() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(directory: dir.url)
+        XCTAssertThrowsError(try Store(directory: dir.url)) {
+            guard case StoreError.locked(let path) = $0 else { return XCTFail("\($0)") }
+            XCTAssertTrue(path.hasSuffix("LOCK"))
+        }
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        XCTAssertThrowsError(try Store(directory: dir.url, options: readOnly)) {
+            guard case StoreError.locked = $0 else { return XCTFail("\($0)") }
+        }
+        try store.close()
+        XCTAssertNoThrow(try Store(directory: dir.url).close())
+    }
+
+    func testReadOnlyOpenersShareAndCannotWrite() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let store = try Store(directory: dir.url)
+            try store.write { try $0.put(table: 1, key: bytes("k"), value: bytes("v")) }
+            try store.close()
+        }
+        var opts = StoreOptions()
+        opts.readOnly = true
+        let a = try Store(directory: dir.url, options: opts)
+        let b = try Store(directory: dir.url, options: opts)
+        XCTAssertEqual(try a.get(table: 1, key: bytes("k")), bytes("v"))
+        XCTAssertEqual(try b.get(table: 1, key: bytes("k")), bytes("v"))
+        XCTAssertThrowsError(try a.write { _ in }) {
+            guard case StoreError.invalidArgument(let why) = $0 else { return XCTFail("\($0)") }
+            XCTAssertTrue(why.contains("read-only"))
+        }
+        XCTAssertThrowsError(try Store(directory: dir.url)) {
+            guard case StoreError.locked = $0 else { return XCTFail("\($0)") }
+        }
+        try a.close()
+        try b.close()
+        let missing = URL(fileURLWithPath: dir.path + "/absent")
+        XCTAssertThrowsError(try Store(directory: missing, options: opts)) {
+            guard case StoreError.io(_, _, let code) = $0 else { return XCTFail("\($0)") }
+            XCTAssertEqual(code, ENOENT)
+        }
+    }
+
+    func testClosedStoreAndBadArguments() throws {
+        let dir = TemporaryDirectory()
+        var bad = StoreOptions()
+        bad.segmentSize = 100
+        XCTAssertThrowsError(try Store(directory: dir.url, options: bad)) {
+            guard case StoreError.invalidArgument(let why) = $0 else { return XCTFail("\($0)") }
+            XCTAssertTrue(why.contains("segmentSize"))
+        }
+        let store = try Store(directory: dir.url)
+        try store.write { txn in
+            XCTAssertThrowsError(try txn.put(table: 1, key: [UInt8](repeating: 1, count: StoreOptions.maxKeySize + 1), value: [UInt8]())) {
+                guard case StoreError.invalidArgument(let why) = $0 else { return XCTFail("\($0)") }
+                XCTAssertTrue(why.contains("key"))
+            }
+            // The transaction stays usable after a rejected argument.
+            try txn.put(table: 1, key: bytes("fine"), value: bytes("yes"))
+        }
+        XCTAssertEqual(try store.get(table: 1, key: bytes("fine")), bytes("yes"))
+        // A nested write on the same thread is refused instead of deadlocking.
+        try store.write { _ in
+            XCTAssertThrowsError(try store.write { _ in }) {
+                guard case StoreError.invalidArgument(let why) = $0 else { return XCTFail("\($0)") }
+                XCTAssertTrue(why.contains("already open"))
+            }
+        }
+        try store.close()
+        try store.close()
+        XCTAssertThrowsError(try store.get(table: 1, key: bytes("fine"))) { XCTAssertEqual($0 as? StoreError, .closed) }
+        XCTAssertThrowsError(try store.write { _ in }) { XCTAssertEqual($0 as? StoreError, .closed) }
+        XCTAssertTrue(StoreError.closed.description.contains("closed"))
+    }
+
+    func testErrorsReadLikeSentences() {
+        let e = StoreError.corrupted(segment: "00000003.seg", offset: 4096, reason: "record checksum mismatch")
+        XCTAssertTrue(e.description.contains("00000003.seg at offset 4096"))
+        XCTAssertTrue(StoreError.diskFull("/x/00000001.seg").description.contains("disk full"))
+        XCTAssertTrue(StoreError.io(op: "fdatasync", path: "/x", errno: EIO).description.contains("Input/output error"))
+    }
+
+    func testDurabilityModesAllPersistAfterClose() throws {
+        for durability in [Durability.full, .normal, .none] {
+            let dir = TemporaryDirectory()
+            var opts = options(durability: durability)
+            opts.syncInterval = 0.01
+            do {
+                let store = try Store(directory: dir.url, options: opts)
+                for i in 0 ..< 50 { try store.write { try $0.put(table: 1, key: key(i), value: bytes("\(i)")) } }
+                try store.sync()
+                if durability == .normal { Thread.sleep(forTimeInterval: 0.05) }
+                try store.close()
+            }
+            let store = try Store(directory: dir.url, options: opts)
+            XCTAssertEqual(store.snapshot().count(table: 1), 50, "\(durability)")
+            try store.close()
+        }
+    }
+
+    func testStatsAccountForEveryByte() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(directory: dir.url, options: options(segmentSize: 4096))
+        for i in 0 ..< 200 { try store.write { try $0.put(table: 1, key: key(i % 10), value: value(UInt64(i), length: 50)) } }
+        let stats = store.stats
+        XCTAssertEqual(stats.keys, 10)
+        XCTAssertEqual(stats.segments, stats.segmentDetails.count)
+        XCTAssertEqual(stats.liveBytes + stats.deadBytes, stats.segmentDetails.reduce(0) { $0 + $1.diskBytes })
+        XCTAssertEqual(stats.segmentDetails.filter { !$0.sealed }.count, 1)
+        XCTAssertGreaterThan(stats.indexBytes, 0)
+        XCTAssertEqual(stats.lastSequence, 200)
+        let onDisk = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasSuffix(".seg") }
+            .map { try FileManager.default.attributesOfItem(atPath: dir.path + "/" + $0)[.size] as! Int }.reduce(0, +)
+        XCTAssertEqual(stats.liveBytes + stats.deadBytes, onDisk)
+    }
+}
