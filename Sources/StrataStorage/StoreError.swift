@@ -50,6 +50,12 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 extension StoreError {
+    /// Whether this is a failed `fsync`/`fdatasync`, after which the store stops taking writes.
+    var isSyncFailure: Bool {
+        if case .io(let op, _, _) = self { return op.contains("sync") }
+        return false
+    }
+
     /// Maps an errno from `op` on `path` to the right case: ENOSPC and EDQUOT become `.diskFull`.
     static func fromErrno(_ code: Int32, op: String, path: String) -> StoreError {
         if code == ENOSPC || code == EDQUOT { return .diskFull(path) }

@@ -54,7 +54,7 @@ final class KillTests: XCTestCase {
             let store = try Store(directory: dir.url)
             let recovered = store.lastSequence
             XCTAssertGreaterThanOrEqual(recovered, acknowledged, "\(durability) round \(round): an acknowledged commit was lost")
-            XCTAssertEqual(normalized(try contents(of: store.snapshot())), normalized(KillWorkload.model(upTo: recovered)),
+            assertSame(try contents(of: store.snapshot()), KillWorkload.model(upTo: recovered),
                            "\(durability) round \(round): state is not exactly commit \(recovered)")
             try store.close()
         }

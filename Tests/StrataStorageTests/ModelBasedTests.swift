@@ -89,12 +89,12 @@ final class ModelBasedTests: XCTestCase {
                 if run.snapshots.count > 4 { run.snapshots.removeFirst() }
             case 94 ..< 98: // check an old snapshot completely
                 if let (snap, expected) = run.snapshots.randomElement(using: &rng) {
-                    XCTAssertEqual(normalized(try contents(of: snap)), normalized(expected), "snapshot, \(context), step \(step)")
+                    assertSame(try contents(of: snap), expected, "snapshot, \(context), step \(step)")
                 }
             default: // close and reopen (sometimes without close: deinit is not relied on)
                 try run.store.close()
                 run.store = try Store(directory: dir.url, options: opts)
-                XCTAssertEqual(normalized(try contents(of: run.store.snapshot())), normalized(run.model),
+                assertSame(try contents(of: run.store.snapshot()), run.model,
                                "after reopen, \(context), step \(step)")
             }
             for (t, k) in touched {
@@ -110,13 +110,13 @@ final class ModelBasedTests: XCTestCase {
                 return
             }
             if step % 500 == 0 {
-                XCTAssertEqual(normalized(try contents(of: snap)), normalized(run.model), "full compare, \(context), step \(step)")
+                assertSame(try contents(of: snap), run.model, "full compare, \(context), step \(step)")
                 let stats = run.store.stats
                 XCTAssertEqual(stats.liveBytes + stats.deadBytes, stats.segmentDetails.reduce(0) { $0 + $1.diskBytes })
             }
         }
         try run.store.close()
         let final = try Store(directory: dir.url, options: opts)
-        XCTAssertEqual(normalized(try contents(of: final.snapshot())), normalized(run.model), "final reopen, \(context)")
+        assertSame(try contents(of: final.snapshot()), run.model, "final reopen, \(context)")
     }
 }

@@ -147,10 +147,23 @@ extension Store {
     func rollSegment() throws {
         guard let oldFile = activeFile else { return }
         let oldID = activeID, oldSize = activeSize
-        try oldFile.sync()
+        do {
+            try oldFile.sync()
+        } catch let error as StoreError {
+            // As in leadSync: after a failed fdatasync the data's fate is unknown; stop writing.
+            poison(error)
+            throw error
+        }
         markDurable(sequence: lastAppendedSequence, end: (oldID, oldSize))
         let newID = oldID + 1
-        let newFile = try Store.createSegment(path: path, id: newID, fileSystem: fileSystem)
+        let newFile: any StorageFile
+        do {
+            newFile = try Store.createSegment(path: path, id: newID, fileSystem: fileSystem)
+        } catch let error as StoreError {
+            // A full disk is worth retrying at the next transaction; a failed sync is not.
+            if error.isSyncFailure { poison(error) }
+            throw error
+        }
         let newRegion: MappedRegion
         do {
             newRegion = try newFile.map(length: Store.activeMappingLength(forSize: SegmentHeader.size, segmentSize: options.segmentSize))

@@ -75,3 +75,19 @@ func contents(of snapshot: Snapshot) throws -> Model {
 func normalized(_ model: Model) -> Model {
     model.filter { !$0.value.isEmpty }
 }
+
+/// Compares two store contents and, on a difference, reports a short summary instead of
+/// every byte: which tables and keys differ.
+func assertSame(_ actual: Model, _ expected: Model, _ context: @autoclosure () -> String,
+                file: StaticString = #filePath, line: UInt = #line) {
+    let a = normalized(actual), e = normalized(expected)
+    guard a != e else { return }
+    var differences: [String] = []
+    for table in Set(a.keys).union(e.keys).sorted() {
+        let ra = a[table] ?? [:], re = e[table] ?? [:]
+        for k in Set(ra.keys).union(re.keys) where ra[k] != re[k] {
+            differences.append("table \(table) key \(String(decoding: k, as: UTF8.self)): \(ra[k].map { "\($0.count) bytes" } ?? "absent") vs expected \(re[k].map { "\($0.count) bytes" } ?? "absent")")
+        }
+    }
+    XCTFail("contents differ (\(differences.count) keys): \(differences.prefix(5).joined(separator: "; ")), \(context())", file: file, line: line)
+}
