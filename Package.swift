@@ -10,7 +10,6 @@ let package = Package(
         .executable(name: "strata", targets: ["strata"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
@@ -27,7 +26,6 @@ let package = Package(
             dependencies: [
                 "CLZ4",
                 "CStrataSupport",
-                .product(name: "HashTreeCollections", package: "swift-collections"),
             ]
         ),
         .target(name: "Strata", dependencies: ["StrataStorage"]),

@@ -35,15 +35,17 @@ public struct Snapshot: Sendable {
 
     /// Calls `body` with every live key and value of `table`, in no particular order.
     public func scan(table: UInt32, _ body: (_ key: [UInt8], _ value: [UInt8]) throws -> Void) throws {
-        guard let map = directory.tables[table] else { return }
-        for (key, location) in map {
+        guard let index = directory.tables[table] else { return }
+        try index.forEach { key, location in
             try body(key.bytes, try directory.readValue(table: table, key: key, at: location))
         }
     }
 
     /// Every live key of `table` (no value is read), in no particular order.
     public func keys(table: UInt32) -> [[UInt8]] {
-        directory.tables[table].map { $0.keys.map(\.bytes) } ?? []
+        var keys: [[UInt8]] = []
+        directory.tables[table]?.forEach { key, _ in keys.append(key.bytes) }
+        return keys
     }
 
     /// The number of live keys in `table`.

@@ -199,7 +199,7 @@ public final class Store: @unchecked Sendable {
         }
         return StoreStats(
             segments: details.count, liveBytes: live, deadBytes: max(0, disk - live), diskBytes: disk + otherFiles,
-            keys: state.directory.keyCount, indexBytes: state.directory.estimatedMemory,
+            keys: state.directory.keyCount, indexBytes: state.directory.memoryBytes,
             compressionRatio: stored > 0 ? Double(raw) / Double(stored) : 1,
             lastSequence: state.directory.sequence, segmentDetails: details)
     }

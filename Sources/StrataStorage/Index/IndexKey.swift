@@ -1,7 +1,6 @@
-// IndexKey: a key as the in-memory index holds it. Keys of up to 15 bytes (integer ids,
-// short strings) live inline in two words, with no allocation; longer keys live in an
-// array. The index is the engine's largest memory cost, so this layout matters: an entry
-// of the key directory is 24 bytes of key plus 12 of location.
+// IndexKey: a key as the index is asked about it. Keys of up to 15 bytes (integer ids,
+// short strings, most primary keys) live inline in two words with no allocation, which
+// is also how the index stores them (HashIndex.swift); longer keys live in an array.
 
 struct IndexKey: Hashable, Sendable {
     /// Inline bytes 0..<8 (little-endian), when `heap` is nil.
@@ -30,10 +29,39 @@ struct IndexKey: Hashable, Sendable {
     }
 
     init(_ bytes: [UInt8]) {
-        self = bytes.withUnsafeBytes { IndexKey($0) }
+        if bytes.count > IndexKey.inlineCapacity {
+            lo = 0
+            hi = 0
+            heap = bytes
+        } else {
+            self = bytes.withUnsafeBytes { IndexKey($0) }
+        }
     }
 
+    init(inlineWords: (UInt64, UInt64)) {
+        lo = inlineWords.0
+        hi = inlineWords.1
+        heap = nil
+    }
+
+    var isHeap: Bool { heap != nil }
+    var inlineWords: (UInt64, UInt64) { (lo, hi) }
+
     var count: Int { heap?.count ?? Int(hi >> 56) }
+
+    static func == (a: IndexKey, b: IndexKey) -> Bool {
+        a.lo == b.lo && a.hi == b.hi && a.heap == b.heap
+    }
+
+    @inline(__always)
+    func hash(into hasher: inout Hasher) {
+        if let heap {
+            heap.withUnsafeBytes { hasher.combine(bytes: $0) }
+        } else {
+            hasher.combine(lo)
+            hasher.combine(hi)
+        }
+    }
 
     /// Calls `body` with the key's bytes.
     @inline(__always)
@@ -53,11 +81,6 @@ struct IndexKey: Hashable, Sendable {
         }
     }
 
-    /// Heap bytes this key owns beyond the entry itself (for the index-memory estimate).
-    var heapBytes: Int {
-        guard let heap else { return 0 }
-        return 32 + ((heap.count + 15) & ~15)
-    }
 }
 
 #if canImport(Glibc)

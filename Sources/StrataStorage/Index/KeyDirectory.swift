@@ -1,9 +1,7 @@
-// KeyDirectory: the in-memory index, one persistent hash map (a HAMT) per table, plus the
-// views of the segment files its locations point into. It is a value: copying it is O(1)
-// and an update copies only the path to the changed entry, which is what makes a
+// KeyDirectory: the in-memory index, one persistent hash map (HashIndex) per table, plus
+// the views of the segment files its locations point into. It is a value: copying it is
+// O(1) and an update copies only the path to the changed entry, which is what makes a
 // snapshot cheap and lets it live on, unchanged, while writers advance the store.
-
-import HashTreeCollections
 
 /// A readable view of one segment: its mapping and how many bytes of it are valid.
 struct SegmentView: Sendable {
@@ -15,7 +13,7 @@ struct SegmentView: Sendable {
 }
 
 struct KeyDirectory: Sendable {
-    var tables: [UInt32: TreeDictionary<IndexKey, Location>] = [:]
+    var tables: [UInt32: HashIndex] = [:]
     /// The sequence number of the newest commit this directory reflects.
     var sequence: UInt64 = 0
     var sealed: [UInt32: SegmentView] = [:]
@@ -23,7 +21,7 @@ struct KeyDirectory: Sendable {
 
     @inline(__always)
     func lookup(table: UInt32, key: IndexKey) -> Location? {
-        tables[table]?[key]
+        tables[table]?.lookup(key)
     }
 
     func segment(_ id: UInt32) -> SegmentView? {
@@ -35,34 +33,24 @@ struct KeyDirectory: Sendable {
     @discardableResult
     @inline(__always)
     mutating func put(table: UInt32, key: IndexKey, location: Location) -> Location? {
-        tables[table, default: [:]].updateValue(location, forKey: key)
+        tables[table, default: HashIndex()].update(key, to: location)
     }
 
     /// Removes `key`; returns the location it had.
     @discardableResult
     mutating func remove(table: UInt32, key: IndexKey) -> Location? {
         guard tables[table] != nil else { return nil }
-        let old = tables[table]!.removeValue(forKey: key)
-        if tables[table]!.isEmpty { tables[table] = nil }
+        let old = tables[table]!.remove(key)
+        if tables[table]!.count == 0 { tables[table] = nil }
         return old
     }
 
     var keyCount: Int { tables.values.reduce(0) { $0 + $1.count } }
 
-    /// Estimated bytes of memory held by the index: entries with a share of node overhead,
-    /// plus heap bytes of long keys. The per-entry figure is measured by the benchmark.
-    var estimatedMemory: Int {
-        var total = 0
-        for (_, map) in tables {
-            total += map.count * KeyDirectory.bytesPerEntry
-            for (key, _) in map where key.count > IndexKey.inlineCapacity { total += key.heapBytes }
-        }
-        return total
+    /// Bytes of memory held by the index (slots, nodes, boxed long keys).
+    var memoryBytes: Int {
+        tables.values.reduce(0) { $0 + $1.memoryBytes }
     }
-
-    /// Entry size (24-byte key, 12-byte location, padded to 40) plus a measured average
-    /// share of the HAMT's node headers and bitmaps.
-    static let bytesPerEntry = 52
 
     /// Reads and checks the record at `location`, which must be a put of `key` in `table`;
     /// returns its value.

@@ -1,0 +1,171 @@
+// The storage-engine benchmarks of ENGINE.md's "Numbers": bulk load, durable single-record
+// commits, warm random point reads, open time of a large store, index memory per key.
+// Each runs Strata, the raw-disk baseline and SQLite (through GRDB: WAL, synchronous=FULL,
+// one transaction, prepared statements, INTEGER PRIMARY KEY, its fastest layout) on the
+// same data in the same process.
+
+import Foundation
+import GRDB
+import StrataStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct EngineBenchmarks {
+    var records: Int
+    var valueSize: Int
+    var commits: Int
+    var reads: Int
+    var workDirectory: String
+
+    func log(_ s: String) {
+        FileHandle.standardError.write(Data((s + "\n").utf8))
+    }
+
+    func run() throws -> [ResultRow] {
+        var rows: [ResultRow] = []
+        let storeDir = workDirectory + "/strata"
+        let sqlitePath = workDirectory + "/sqlite.db"
+        try? FileManager.default.removeItem(atPath: storeDir)
+        try? FileManager.default.removeItem(atPath: sqlitePath)
+        let recordBytes = (32 + 8 + valueSize + 7) & ~7
+        let totalBytes = records * recordBytes
+
+        // Values are generated up front so that no benchmark times their creation.
+        log("generating \(records) values of \(valueSize) bytes")
+        let keys = (0 ..< records).map(benchKey)
+        let values = (0 ..< records).map { benchValue($0, size: valueSize) }
+
+        // 1. Bulk load, one transaction.
+        log("raw sequential write of \(totalBytes >> 20) MiB")
+        let rawBulk = try RawDisk.sequentialWrite(bytes: totalBytes, in: workDirectory)
+        log("Strata bulk load")
+        var options = StoreOptions()
+        options.durability = .full
+        var store: Store? = try Store(path: storeDir, options: options)
+        let strataBulk = try time {
+            try store!.write { txn in
+                for i in 0 ..< records { try txn.put(table: 1, key: keys[i], value: values[i]) }
+            }
+        }
+        // One more commit seals the bulk segment, so it gets its hint file (as any store
+        // past its first segment has).
+        try store!.write { try $0.put(table: 2, key: [1], value: [1]) }
+        log("SQLite bulk load")
+        let pool = try DatabasePool(path: sqlitePath)
+        // GRDB opens WAL databases with synchronous = NORMAL (commits are not synced);
+        // Strata's `.full` syncs every commit, so SQLite gets the same promise.
+        try pool.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            let level = try Int.fetchOne(db, sql: "PRAGMA synchronous")
+            precondition(level == 2, "SQLite did not take synchronous = FULL")
+            try db.execute(sql: "CREATE TABLE kv (k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
+        }
+        let sqliteBulk = try time {
+            try pool.write { db in
+                let statement = try db.cachedStatement(sql: "INSERT INTO kv (k, v) VALUES (?, ?)")
+                for i in 0 ..< records {
+                    try statement.execute(arguments: [Int64(i), Data(values[i])])
+                }
+            }
+        }
+        rows.append(ResultRow(
+            benchmark: "bulk load, \(records / 1000)k × \(valueSize) B, one transaction",
+            strata: formatBytesRate(Double(totalBytes) / strataBulk) + String(format: " (%.2f s)", strataBulk),
+            baseline: formatBytesRate(Double(totalBytes) / rawBulk) + String(format: " (%.2f s)", rawBulk),
+            sqlite: String(format: "%.2f s", sqliteBulk),
+            ratios: String(format: "%.0f%% of raw; %.1f× SQLite", 100 * rawBulk / strataBulk, sqliteBulk / strataBulk),
+            target: "≥ 50% of raw; ≥ 5× SQLite"))
+
+        // 2. Durable single-record commits.
+        log("durable single-record commits")
+        let rawSync = try RawDisk.syncLoop(count: commits, recordBytes: recordBytes + 48, in: workDirectory)
+        let strataCommits = try time {
+            for i in 0 ..< commits {
+                try store!.write { try $0.put(table: 3, key: keys[i], value: values[i]) }
+            }
+        }
+        let sqliteCommits = try time {
+            for i in 0 ..< commits {
+                try pool.write { db in
+                    try db.cachedStatement(sql: "INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)")
+                        .execute(arguments: [Int64(records + i), Data(values[i])])
+                }
+            }
+        }
+        rows.append(ResultRow(
+            benchmark: "durable single-record commits (\(commits))",
+            strata: formatRate(Double(commits) / strataCommits, unit: "commits"),
+            baseline: formatRate(Double(commits) / rawSync, unit: "write+fdatasync"),
+            sqlite: formatRate(Double(commits) / sqliteCommits, unit: "commits"),
+            ratios: String(format: "%.0f%% of raw; %.1f× SQLite", 100 * rawSync / strataCommits, sqliteCommits / strataCommits),
+            target: "≥ 80% of raw fdatasync rate"))
+
+        // 3. Warm random point reads of present keys.
+        log("random point reads")
+        var rng = SplitMix64(seed: 42)
+        let order = (0 ..< reads).map { _ in Int(rng.next() % UInt64(records)) }
+        var checksum = 0
+        let strataReads = try time {
+            for i in order {
+                checksum &+= try store!.get(table: 1, key: keys[i])!.count
+            }
+        }
+        let sqliteReadCount = min(reads, 300_000)
+        let sqliteReads = try time {
+            try pool.read { db in
+                let statement = try db.cachedStatement(sql: "SELECT v FROM kv WHERE k = ?")
+                for i in order.prefix(sqliteReadCount) {
+                    checksum &+= try Data.fetchOne(statement, arguments: [Int64(i)])!.count
+                }
+            }
+        }
+        let strataReadRate = Double(reads) / strataReads, sqliteReadRate = Double(sqliteReadCount) / sqliteReads
+        rows.append(ResultRow(
+            benchmark: "random point reads, warm (present keys)",
+            strata: formatRate(strataReadRate, unit: "reads"),
+            baseline: "–",
+            sqlite: formatRate(sqliteReadRate, unit: "reads"),
+            ratios: String(format: "%.1f× SQLite", strataReadRate / sqliteReadRate),
+            target: "≥ 10× SQLite"))
+
+        // 4. Open time and index memory of the store just built.
+        log("open time")
+        try store!.close()
+        store = nil
+        let hintFiles = try FileManager.default.contentsOfDirectory(atPath: storeDir).filter { $0.hasSuffix(".hint") }
+        var hintBytes = 0
+        let readHints = try time {
+            for name in hintFiles {
+                let data = try Data(contentsOf: URL(fileURLWithPath: storeDir + "/" + name))
+                hintBytes += data.count
+            }
+        }
+        let heapBefore = heapInUse()
+        var reopened: Store?
+        let openTime = try time { reopened = try Store(path: storeDir, options: options) }
+        let heapAfter = heapInUse()
+        log("heap before open \(heapBefore), after \(heapAfter)")
+        let stats = reopened!.stats
+        let perKey = Double(heapAfter - heapBefore) / Double(stats.keys)
+        rows.append(ResultRow(
+            benchmark: "open a \(stats.keys / 1000)k-key store (warm cache)",
+            strata: String(format: "%.3f s", openTime),
+            baseline: String(format: "%.3f s to read %d MiB of hint files", readHints, hintBytes >> 20),
+            sqlite: "–",
+            ratios: String(format: "%.1f× hint read time", openTime / readHints),
+            target: "≤ 1 s and ≤ 2× hint read"))
+        rows.append(ResultRow(
+            benchmark: "index memory per key (8-byte keys)",
+            strata: String(format: "%.1f B/key (heap measured); %.1f B/key estimated by stats", perKey,
+                           Double(stats.indexBytes) / Double(stats.keys)),
+            baseline: "–", sqlite: "–",
+            ratios: String(format: "%.1f B/key beyond the key bytes", perKey - 8),
+            target: "≤ 64 B/key + key bytes"))
+        try reopened!.close()
+        if checksum == 42 { log("") }   // keeps the reads from being optimised away
+        try? FileManager.default.removeItem(atPath: storeDir)
+        try? FileManager.default.removeItem(atPath: sqlitePath)
+        return rows
+    }
+}

@@ -1,0 +1,35 @@
+// strata-bench: runs the benchmark suite and prints a Markdown table of results with
+// ratios against baselines measured in the same run (docs/benchmarks.md holds the last one).
+
+import ArgumentParser
+import Foundation
+
+@main
+struct StrataBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "strata-bench",
+        abstract: "Strata's benchmarks against the raw disk and SQLite (GRDB), in one run.")
+
+    @Option(help: "Records in the bulk load (and keys in the opened store).")
+    var records = 1_000_000
+    @Option(help: "Value size in bytes.")
+    var valueSize = 200
+    @Option(help: "Durable single-record commits.")
+    var commits = 2_000
+    @Option(help: "Random point reads.")
+    var reads = 1_000_000
+    @Option(help: "Directory for the benchmark's files (default: a new temporary directory).")
+    var directory: String?
+
+    func run() throws {
+        let work = directory ?? (NSTemporaryDirectory() + "strata-bench-\(getpid())")
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { if directory == nil { try? FileManager.default.removeItem(atPath: work) } }
+        let engine = EngineBenchmarks(records: records, valueSize: valueSize, commits: commits, reads: reads,
+                                      workDirectory: work)
+        let rows = try engine.run()
+        print("## Storage engine\n")
+        print("`make bench` (release build), \(ProcessInfo.processInfo.activeProcessorCount) cores, files in \(work)\n")
+        print(markdownTable(rows))
+    }
+}

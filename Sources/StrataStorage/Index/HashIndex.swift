@@ -1,0 +1,390 @@
+// HashIndex: the key directory of one table, a persistent hash map built for this engine.
+//
+// Why not a general-purpose persistent map: the index is the engine's hottest and largest
+// structure. A HAMT touches one node per level (four or five cache misses on a million
+// keys) and stores entries behind generic layouts. This index is a shallow trie on the
+// key's hash whose leaves are flat open-addressing pages of 32-byte slots: a lookup walks
+// one or two small, cache-resident branch nodes and then usually reads one cache line.
+//
+// Persistence: nodes are immutable once shared. A writer copies the nodes on its path
+// (the root's child array, maybe one branch, one page) the first time it touches them
+// after a snapshot was taken, so a snapshot is O(1) and a commit costs O(page size).
+//
+// Costs: lookup O(1) expected; insert O(1) amortised (pages double, and split into 16
+// when they reach `maxPageCapacity`); copy on first write after a snapshot ≤ 32 KiB.
+// Memory: 32 bytes a slot at a load factor between 7/16 and 7/8, plus, for keys longer
+// than 15 bytes, a box holding the key bytes.
+
+/// The bytes of a key longer than fits inline; shared by every page that refers to it.
+final class KeyBox: @unchecked Sendable {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+}
+
+/// One slot of a page: the key (inline, or a retained KeyBox), where its record is, and
+/// the upper 32 bits of its hash as a tag (0 = empty).
+struct IndexSlot {
+    var k0: UInt64
+    var k1: UInt64
+    var segment: UInt32
+    var offset: UInt32
+    var size: UInt32
+    var tag: UInt32
+
+    /// For boxed keys the top byte of `k1` is 0xFF and `k0` holds the box's address.
+    static let boxedMarker: UInt64 = 0xFF << 56
+
+    var isBoxed: Bool { k1 & (0xFF << 56) == IndexSlot.boxedMarker }
+    var box: KeyBox { Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(k0))!).takeUnretainedValue() }
+    var location: Location { Location(segment: segment, offset: offset, size: size) }
+
+    func matches(_ key: IndexKey) -> Bool {
+        if isBoxed {
+            return key.isHeap && key.withBytes { bytes in box.bytes.withUnsafeBytes { $0.elementsEqual(bytes) } }
+        }
+        return !key.isHeap && key.inlineWords == (k0, k1)
+    }
+
+    var key: IndexKey {
+        isBoxed ? IndexKey(box.bytes) : IndexKey(inlineWords: (k0, k1))
+    }
+}
+
+/// A node of the trie: a branch (children by 4 or 8 hash bits) or a leaf page.
+final class IndexNode: @unchecked Sendable {
+    // @unchecked: a node is mutated only while its single owner holds it uniquely
+    // (checked with isKnownUniquelyReferenced); shared nodes are immutable.
+
+    /// Branch: one child per value of the hash bits at `shift`.
+    var children: ContiguousArray<IndexNode?>
+    /// Leaf: the slot array (nil for branches).
+    var slots: UnsafeMutablePointer<IndexSlot>?
+    var capacity: Int
+    var count: Int
+    /// The first hash bit this node routes by (branches) or that its subtree shares (pages).
+    let shift: Int
+
+    static let rootBits = 8
+    static let branchBits = 4
+    static let maxPageCapacity = 1024
+    static let initialPageCapacity = 8
+
+    var isLeaf: Bool { slots != nil }
+    /// How many hash bits a branch routes by.
+    var routingBits: Int { children.count == 1 << IndexNode.rootBits ? IndexNode.rootBits : IndexNode.branchBits }
+
+    init(branchAt shift: Int, bits: Int) {
+        children = ContiguousArray(repeating: nil, count: 1 << bits)
+        slots = nil
+        capacity = 0
+        count = 0
+        self.shift = shift
+    }
+
+    init(pageAt shift: Int, capacity: Int) {
+        children = []
+        self.capacity = capacity
+        count = 0
+        self.shift = shift
+        let storage = UnsafeMutablePointer<IndexSlot>.allocate(capacity: capacity)
+        storage.initialize(repeating: IndexSlot(k0: 0, k1: 0, segment: 0, offset: 0, size: 0, tag: 0), count: capacity)
+        slots = storage
+    }
+
+    /// A private copy of `other`, for a writer about to change a shared node.
+    init(copying other: IndexNode) {
+        children = other.children
+        capacity = other.capacity
+        count = other.count
+        shift = other.shift
+        if let source = other.slots {
+            let storage = UnsafeMutablePointer<IndexSlot>.allocate(capacity: capacity)
+            storage.initialize(from: source, count: capacity)
+            for i in 0 ..< capacity where storage[i].tag != 0 && storage[i].isBoxed {
+                _ = Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(storage[i].k0))!).retain()
+            }
+            slots = storage
+        } else {
+            slots = nil
+        }
+    }
+
+    deinit {
+        guard let slots else { return }
+        for i in 0 ..< capacity where slots[i].tag != 0 && slots[i].isBoxed {
+            Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(slots[i].k0))!).release()
+        }
+        slots.deinitialize(count: capacity)
+        slots.deallocate()
+    }
+
+    @inline(__always)
+    func childIndex(_ hash: UInt64) -> Int {
+        Int(truncatingIfNeeded: hash >> UInt64(shift)) & (children.count - 1)
+    }
+
+    // MARK: Page operations
+
+    /// The slot holding `key`, or nil.
+    @inline(__always)
+    func find(_ key: IndexKey, tag: UInt32) -> Int? {
+        let slots = self.slots!
+        let mask = capacity - 1
+        var i = Int(tag) & mask
+        while true {
+            let slot = slots[i]
+            if slot.tag == 0 { return nil }
+            if slot.tag == tag && slot.matches(key) { return i }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// Places a new entry (the key must not be present and there must be room).
+    func place(_ slot: IndexSlot) {
+        let slots = self.slots!
+        let mask = capacity - 1
+        var i = Int(slot.tag) & mask
+        while slots[i].tag != 0 { i = (i + 1) & mask }
+        slots[i] = slot
+        count += 1
+    }
+
+    /// Removes the entry in slot `hole`, shifting later entries of its probe run back so
+    /// that no tombstones are needed. The caller releases a boxed key.
+    func remove(at hole: Int) {
+        let slots = self.slots!
+        let mask = capacity - 1
+        var i = hole
+        var j = (i + 1) & mask
+        while slots[j].tag != 0 {
+            let ideal = Int(slots[j].tag) & mask
+            let stays = i <= j ? (i < ideal && ideal <= j) : (i < ideal || ideal <= j)
+            if !stays {
+                slots[i] = slots[j]
+                i = j
+            }
+            j = (j + 1) & mask
+        }
+        slots[i].tag = 0
+        count -= 1
+    }
+
+    /// Doubles the page's capacity, rehashing in place into new storage.
+    func grow() {
+        let old = slots!, oldCapacity = capacity
+        capacity *= 2
+        let storage = UnsafeMutablePointer<IndexSlot>.allocate(capacity: capacity)
+        storage.initialize(repeating: IndexSlot(k0: 0, k1: 0, segment: 0, offset: 0, size: 0, tag: 0), count: capacity)
+        slots = storage
+        count = 0
+        for i in 0 ..< oldCapacity where old[i].tag != 0 { place(old[i]) }
+        old.deinitialize(count: oldCapacity)
+        old.deallocate()
+    }
+}
+
+/// The index of one table: a persistent map from key to record location.
+struct HashIndex: Sendable {
+    private var root: IndexNode?
+    private(set) var count = 0
+
+    init() {}
+
+    @inline(__always)
+    static func hash(_ key: IndexKey) -> UInt64 {
+        var hasher = Hasher()
+        key.hash(into: &hasher)
+        return UInt64(bitPattern: Int64(hasher.finalize()))
+    }
+
+    @inline(__always)
+    static func tag(_ hash: UInt64) -> UInt32 {
+        UInt32(truncatingIfNeeded: hash >> 32) | 1
+    }
+
+    func lookup(_ key: IndexKey) -> Location? {
+        guard var node = root else { return nil }
+        let hash = HashIndex.hash(key)
+        while !node.isLeaf {
+            guard let child = node.children[node.childIndex(hash)] else { return nil }
+            node = child
+        }
+        guard let i = node.find(key, tag: HashIndex.tag(hash)) else { return nil }
+        return node.slots![i].location
+    }
+
+    /// Sets `key` to `location`; returns the location it replaces, if any.
+    @discardableResult
+    mutating func update(_ key: IndexKey, to location: Location) -> Location? {
+        let hash = HashIndex.hash(key)
+        let tag = HashIndex.tag(hash)
+        if root == nil { root = IndexNode(branchAt: 0, bits: IndexNode.rootBits) }
+        if !isKnownUniquelyReferenced(&root!) { root = IndexNode(copying: root!) }
+        var parent = root!
+        while true {
+            let index = parent.childIndex(hash)
+            let childShift = parent.shift + parent.routingBits
+            if parent.children[index] == nil {
+                parent.children[index] = IndexNode(pageAt: childShift, capacity: IndexNode.initialPageCapacity)
+            } else if !isKnownUniquelyReferenced(&parent.children[index]) {
+                parent.children[index] = IndexNode(copying: parent.children[index]!)
+            }
+            let child = parent.children[index]!
+            if !child.isLeaf {
+                parent = child
+                continue
+            }
+            if let i = child.find(key, tag: tag) {
+                let old = child.slots![i].location
+                child.slots![i].segment = location.segment
+                child.slots![i].offset = location.offset
+                child.slots![i].size = location.size
+                return old
+            }
+            if (child.count + 1) * 8 > child.capacity * 7 {
+                if child.capacity < IndexNode.maxPageCapacity || child.shift + IndexNode.branchBits > 32 {
+                    child.grow()
+                } else {
+                    parent.children[index] = HashIndex.split(child)
+                    continue
+                }
+            }
+            child.place(HashIndex.makeSlot(key, location: location, tag: tag))
+            count += 1
+            return nil
+        }
+    }
+
+    /// Removes `key`; returns the location it had.
+    @discardableResult
+    mutating func remove(_ key: IndexKey) -> Location? {
+        guard root != nil, lookup(key) != nil else { return nil }
+        let hash = HashIndex.hash(key)
+        if !isKnownUniquelyReferenced(&root!) { root = IndexNode(copying: root!) }
+        var node = root!
+        while true {
+            let index = node.childIndex(hash)
+            if !isKnownUniquelyReferenced(&node.children[index]) {
+                node.children[index] = IndexNode(copying: node.children[index]!)
+            }
+            let child = node.children[index]!
+            if !child.isLeaf {
+                node = child
+                continue
+            }
+            let i = child.find(key, tag: HashIndex.tag(hash))!
+            let slot = child.slots![i]
+            child.remove(at: i)
+            if slot.isBoxed { Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(slot.k0))!).release() }
+            count -= 1
+            return slot.location
+        }
+    }
+
+    /// Replaces a full page by a branch of 16 pages, each taking the keys of its next 4 hash bits.
+    private static func split(_ page: IndexNode) -> IndexNode {
+        let branch = IndexNode(branchAt: page.shift, bits: IndexNode.branchBits)
+        let slots = page.slots!
+        for i in 0 ..< page.capacity where slots[i].tag != 0 {
+            let key = slots[i].key
+            let childIndex = branch.childIndex(hash(key))
+            if branch.children[childIndex] == nil {
+                branch.children[childIndex] = IndexNode(pageAt: page.shift + IndexNode.branchBits,
+                                                        capacity: IndexNode.maxPageCapacity / 8)
+            }
+            let child = branch.children[childIndex]!
+            if (child.count + 1) * 8 > child.capacity * 7 { child.grow() }
+            var slot = slots[i]
+            if slot.isBoxed {
+                // The box moves to the new page: it gains a reference, the old page loses one at deinit.
+                _ = Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(slot.k0))!).retain()
+            }
+            slot.tag = slots[i].tag
+            child.place(slot)
+        }
+        return branch
+    }
+
+    private static func makeSlot(_ key: IndexKey, location: Location, tag: UInt32) -> IndexSlot {
+        let words: (UInt64, UInt64)
+        if key.isHeap {
+            let box = Unmanaged.passRetained(KeyBox(key.bytes))
+            words = (UInt64(UInt(bitPattern: box.toOpaque())), IndexSlot.boxedMarker | UInt64(key.count))
+        } else {
+            words = key.inlineWords
+        }
+        return IndexSlot(k0: words.0, k1: words.1, segment: location.segment, offset: location.offset,
+                         size: location.size, tag: tag)
+    }
+
+    /// Calls `body` for every entry, in no particular order.
+    func forEach(_ body: (IndexKey, Location) throws -> Void) rethrows {
+        guard let root else { return }
+        try HashIndex.visit(root, body)
+    }
+
+    private static func visit(_ node: IndexNode, _ body: (IndexKey, Location) throws -> Void) rethrows {
+        if let slots = node.slots {
+            for i in 0 ..< node.capacity where slots[i].tag != 0 { try body(slots[i].key, slots[i].location) }
+        } else {
+            for child in node.children { if let child { try visit(child, body) } }
+        }
+    }
+
+    /// Bytes of memory this index holds: slots, node headers, branch arrays, key boxes.
+    var memoryBytes: Int {
+        guard let root else { return 0 }
+        return HashIndex.measure(root)
+    }
+
+    private static func measure(_ node: IndexNode) -> Int {
+        var total = 80   // the node object
+        if let slots = node.slots {
+            total += node.capacity * MemoryLayout<IndexSlot>.stride
+            for i in 0 ..< node.capacity where slots[i].tag != 0 && slots[i].isBoxed {
+                total += 48 + ((slots[i].box.bytes.count + 15) & ~15)
+            }
+        } else {
+            total += 32 + node.children.count * 8
+            for child in node.children { if let child { total += measure(child) } }
+        }
+        return total
+    }
+
+    /// Checks the structure's invariants (tests call this after mutations).
+    func checkInvariants() -> String? {
+        guard let root else { return count == 0 ? nil : "empty index with count \(count)" }
+        var seen = 0
+        if let problem = HashIndex.check(root, prefix: 0, depthShift: 0, seen: &seen) { return problem }
+        return seen == count ? nil : "count \(count) but \(seen) entries"
+    }
+
+    private static func check(_ node: IndexNode, prefix: UInt64, depthShift: Int, seen: inout Int) -> String? {
+        if let slots = node.slots {
+            var used = 0
+            for i in 0 ..< node.capacity where slots[i].tag != 0 {
+                used += 1
+                let h = hash(slots[i].key)
+                if tag(h) != slots[i].tag { return "slot tag does not match its key's hash" }
+                if depthShift > 0 && h & ((1 << UInt64(depthShift)) - 1) != prefix { return "key in the wrong page" }
+                // Reachable from its ideal position without crossing an empty slot.
+                var j = Int(slots[i].tag) & (node.capacity - 1)
+                while j != i {
+                    if slots[j].tag == 0 { return "probe run broken" }
+                    j = (j + 1) & (node.capacity - 1)
+                }
+            }
+            if used != node.count { return "page count \(node.count) but \(used) used slots" }
+            if used * 8 > node.capacity * 7 && node.capacity < IndexNode.maxPageCapacity { return "page over its load factor" }
+            seen += used
+            return nil
+        }
+        let bits = node.routingBits
+        for (i, child) in node.children.enumerated() {
+            guard let child else { continue }
+            if let problem = check(child, prefix: prefix | (UInt64(i) << UInt64(node.shift)),
+                                   depthShift: node.shift + bits, seen: &seen) { return problem }
+        }
+        return nil
+    }
+}

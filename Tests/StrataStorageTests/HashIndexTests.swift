@@ -1,0 +1,70 @@
+// The persistent hash index against a Dictionary model: random updates and removals of
+// short (inline) and long (boxed) keys, old copies that must not change, page growth and
+// splits, and the structure's invariants after every phase.
+
+import XCTest
+@testable import StrataStorage
+
+final class HashIndexTests: XCTestCase {
+    private func makeKey(_ n: Int) -> IndexKey {
+        n % 4 == 0 ? IndexKey(Array("long-key-spilling-into-a-box-\(n)".utf8)) : IndexKey(Array("k\(n)".utf8))
+    }
+
+    private func location(_ n: Int, _ version: Int) -> Location {
+        Location(segment: UInt32(version), offset: UInt32(n), size: UInt32(n &+ version))
+    }
+
+    func testRandomOperationsAndFrozenCopies() {
+        var rng = SplitMix64(seed: baseSeed &+ 11)
+        var index = HashIndex()
+        var model: [IndexKey: Location] = [:]
+        var copies: [(HashIndex, [IndexKey: Location])] = []
+        for step in 0 ..< 40_000 * fuzzScale {
+            let n = Int(rng.next() % 3000)
+            let key = makeKey(n)
+            if rng.next() % 4 == 0 {
+                XCTAssertEqual(index.remove(key), model.removeValue(forKey: key), "remove at step \(step)")
+            } else {
+                let loc = location(n, step)
+                XCTAssertEqual(index.update(key, to: loc), model.updateValue(loc, forKey: key), "update at step \(step)")
+            }
+            if step % 997 == 0 {
+                copies.append((index, model))
+                if copies.count > 5 { copies.removeFirst() }
+            }
+            if step % 5000 == 0 { XCTAssertNil(index.checkInvariants()) }
+        }
+        XCTAssertNil(index.checkInvariants())
+        XCTAssertEqual(index.count, model.count)
+        for (key, loc) in model { XCTAssertEqual(index.lookup(key), loc) }
+        for n in 0 ..< 3000 where model[makeKey(n)] == nil { XCTAssertNil(index.lookup(makeKey(n))) }
+        for (copy, expected) in copies {
+            XCTAssertNil(copy.checkInvariants())
+            XCTAssertEqual(copy.count, expected.count)
+            var seen: [IndexKey: Location] = [:]
+            copy.forEach { seen[$0] = $1 }
+            XCTAssertEqual(seen, expected, "a copy changed after later writes")
+        }
+    }
+
+    func testPagesSplitAndStayCorrect() {
+        // Enough keys that pages under the root fill up and split into branches.
+        var index = HashIndex()
+        let count = 300_000
+        for n in 0 ..< count { index.update(makeKey(n), to: location(n, 1)) }
+        let snapshot = index
+        XCTAssertNil(index.checkInvariants())
+        for n in stride(from: 0, to: count, by: 2) { XCTAssertEqual(index.remove(makeKey(n)), location(n, 1)) }
+        for n in stride(from: 1, to: count, by: 4) { index.update(makeKey(n), to: location(n, 2)) }
+        XCTAssertNil(index.checkInvariants())
+        XCTAssertEqual(index.count, count / 2)
+        XCTAssertEqual(snapshot.count, count)
+        for n in stride(from: 0, to: count, by: 7) {
+            XCTAssertEqual(snapshot.lookup(makeKey(n)), location(n, 1))
+            let expected: Location? = n % 2 == 0 ? nil : (n % 4 == 1 ? location(n, 2) : location(n, 1))
+            XCTAssertEqual(index.lookup(makeKey(n)), expected)
+        }
+        let perKey = Double(index.memoryBytes) / Double(index.count)
+        XCTAssertLessThan(perKey, 150, "memory per key (with long keys) stays bounded")
+    }
+}
