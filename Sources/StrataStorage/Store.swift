@@ -31,10 +31,19 @@ struct SegmentSpace: Sendable, Equatable {
     var sealed: Bool
 }
 
-/// What readers see: the newest published index and the space accounting that goes with it.
-struct PublishedState: Sendable {
-    var directory: KeyDirectory
-    var space: [UInt32: SegmentSpace]
+/// What readers see: the newest published index and the space accounting that goes with
+/// it. Immutable, so a reader takes it with one reference under `publishedLock` and then
+/// reads without any lock.
+final class PublishedState: Sendable {
+    let directory: KeyDirectory
+    let space: [UInt32: SegmentSpace]
+    let closed: Bool
+
+    init(directory: KeyDirectory, space: [UInt32: SegmentSpace], closed: Bool = false) {
+        self.directory = directory
+        self.space = space
+        self.closed = closed
+    }
 }
 
 /// A log-structured key-value store: a directory of append-only segment files, an
@@ -148,11 +157,11 @@ public final class Store: @unchecked Sendable {
     /// - Throws: ``StoreError/corrupted(segment:offset:reason:)`` if the record fails its
     ///   checksum; ``StoreError/closed`` after ``close()``.
     public func get(table: UInt32, key: some ContiguousBytes) throws -> [UInt8]? {
-        let directory = try currentDirectory()
+        let state = try currentState()
         return try key.withUnsafeBytes { raw in
             let indexKey = IndexKey(raw)
-            guard let location = directory.lookup(table: table, key: indexKey) else { return nil }
-            return try directory.readValue(table: table, key: indexKey, at: location)
+            guard let location = state.directory.lookup(table: table, key: indexKey) else { return nil }
+            return try state.directory.readValue(table: table, key: indexKey, at: location)
         }
     }
 
@@ -167,10 +176,12 @@ public final class Store: @unchecked Sendable {
         publishedLock.withLock { $0.directory.sequence }
     }
 
-    func currentDirectory() throws -> KeyDirectory {
-        let isClosed = syncMonitor.withLock { closed }
-        if isClosed { throw StoreError.closed }
-        return publishedLock.withLock { $0.directory }
+    /// The newest published state; throws once the store is closed.
+    @inline(__always)
+    func currentState() throws -> PublishedState {
+        let state = publishedLock.withLock { $0 }
+        if state.closed { throw StoreError.closed }
+        return state
     }
 
     // MARK: Stats
@@ -227,6 +238,7 @@ public final class Store: @unchecked Sendable {
             closed = true
             syncMonitor.broadcast()
         }
+        publishedLock.withLock { $0 = PublishedState(directory: $0.directory, space: $0.space, closed: true) }
         activeFile?.close()
         activeFile = nil
         fileLock.unlock()

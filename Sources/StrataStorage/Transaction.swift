@@ -22,6 +22,13 @@ public final class Transaction {
     private let buffer = ByteBuffer(capacity: 64 << 10)
     private var recordCount = 0
     private var finished = false
+    // Accounting of the records this transaction adds to the active segment, applied to
+    // the store's per-segment figures once, at commit.
+    private let segment: UInt32
+    private let compressionThreshold: Int?
+    private var addedLive = 0, addedRaw = 0, addedStored = 0
+    /// Bytes appended since the last early-writeback request.
+    private var unscheduledBytes = 0
     // Undo information for rollback: the writer's index and accounting as they were.
     private let savedDirectory: KeyDirectory
     private let savedSpace: [UInt32: SegmentSpace]
@@ -30,6 +37,8 @@ public final class Transaction {
         self.store = store
         self.sequence = sequence
         startOffset = store.activeSize
+        segment = store.activeID
+        compressionThreshold = store.options.compression == .lz4 ? store.options.compressionThreshold : nil
         savedDirectory = store.writerDirectory
         savedSpace = store.writerSpace
     }
@@ -75,7 +84,7 @@ public final class Transaction {
                 try flush()
             }
             var directory = store.writerDirectory
-            directory.active = SegmentView(id: store.activeID, path: "", region: store.activeRegion, length: store.activeSize)
+            directory.active = SegmentView(id: store.activeID, region: store.activeRegion, length: store.activeSize)
             return try directory.readValue(table: table, key: indexKey, at: location)
         }
     }
@@ -92,31 +101,41 @@ public final class Transaction {
                 + RecordFormat.commitRecordSize <= Int(UInt32.max) else {
             throw StoreError.invalidArgument("the transaction exceeds 4 GiB in one segment; split it")
         }
-        let threshold = store.options.compression == .lz4 ? store.options.compressionThreshold : nil
         let (size, stored) = RecordFormat.appendRecord(
-            to: buffer, kind: kind, table: table, sequence: sequence, key: key, value: value, compressAtLeast: threshold)
-        let location = Location(segment: store.activeID, offset: UInt32(offset), size: UInt32(size))
+            to: buffer, kind: kind, table: table, sequence: sequence, key: key, value: value,
+            compressAtLeast: compressionThreshold)
+        let location = Location(segment: segment, offset: UInt32(offset), size: UInt32(size))
         let indexKey = IndexKey(key)
         let old: Location?
         if kind == .put {
             old = store.writerDirectory.put(table: table, key: indexKey, location: location)
-            store.writerSpace[store.activeID]?.liveBytes += size
-            store.writerSpace[store.activeID]?.rawValueBytes += value.count
-            store.writerSpace[store.activeID]?.storedValueBytes += stored
+            addedLive += size
+            addedRaw += value.count
+            addedStored += stored
         } else {
             old = store.writerDirectory.remove(table: table, key: indexKey)
         }
-        if let old { store.writerSpace[old.segment]?.liveBytes -= Int(old.size) }
+        if let old {
+            if old.segment == segment { addedLive -= Int(old.size) } else { store.writerSpace[old.segment]?.liveBytes -= Int(old.size) }
+        }
         recordCount += 1
         if buffer.count >= Store.flushThreshold { try flush() }
     }
 
     private func flush() throws {
+        let bytes = buffer.count
         do {
             try store.appendToActive(buffer)
         } catch {
             rollback()
             throw error
+        }
+        // A large transaction asks the kernel to start writing its bytes now, so the disk
+        // works while the transaction goes on and the final sync has little left to do.
+        unscheduledBytes += bytes
+        if unscheduledBytes >= Store.writebackChunk {
+            store.activeFile?.startWriteback(offset: store.activeSize - unscheduledBytes, length: unscheduledBytes)
+            unscheduledBytes = 0
         }
     }
 
@@ -138,6 +157,9 @@ public final class Transaction {
         RecordFormat.appendCommit(to: buffer, sequence: sequence, recordCount: recordCount,
                                   durableWatermark: store.durableWatermark())
         try flush()
+        store.writerSpace[segment]?.liveBytes += addedLive
+        store.writerSpace[segment]?.rawValueBytes += addedRaw
+        store.writerSpace[segment]?.storedValueBytes += addedStored
         store.publishCommit(sequence: sequence)
         finished = true
         store.releaseGate()

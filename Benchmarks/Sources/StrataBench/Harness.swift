@@ -125,3 +125,12 @@ func markdownTable(_ rows: [ResultRow]) -> String {
     }
     return out
 }
+
+/// Drops a file's (clean) pages from the page cache, so the next read comes from the disk.
+func evictFromPageCache(_ path: String) {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { return }
+    fdatasync(fd)
+    posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_DONTNEED))
+    close(fd)
+}

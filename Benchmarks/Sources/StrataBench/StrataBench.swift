@@ -20,6 +20,8 @@ struct StrataBench: ParsableCommand {
     var reads = 1_000_000
     @Option(help: "Directory for the benchmark's files (default: a new temporary directory).")
     var directory: String?
+    @Flag(help: "Profile Strata alone: bulk load then point reads, no baselines, no table.")
+    var strataOnly = false
 
     func run() throws {
         let work = directory ?? (NSTemporaryDirectory() + "strata-bench-\(getpid())")
@@ -27,6 +29,10 @@ struct StrataBench: ParsableCommand {
         defer { if directory == nil { try? FileManager.default.removeItem(atPath: work) } }
         let engine = EngineBenchmarks(records: records, valueSize: valueSize, commits: commits, reads: reads,
                                       workDirectory: work)
+        if strataOnly {
+            try engine.profileStrata()
+            return
+        }
         let rows = try engine.run()
         print("## Storage engine\n")
         print("`make bench` (release build), \(ProcessInfo.processInfo.activeProcessorCount) cores, files in \(work)\n")

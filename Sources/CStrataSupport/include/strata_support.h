@@ -25,6 +25,9 @@ int strata_crc32c_is_hardware(void);
 /// The portable path, exposed so tests can check both paths agree.
 uint32_t strata_crc32c_portable(uint32_t crc, const void *data, size_t length);
 
+/// Starts asynchronous writeback of a file range (Linux); returns 0 or -1 with errno. A hint only.
+int strata_start_writeback(int fd, long long offset, long long length);
+
 #ifdef __cplusplus
 }
 #endif

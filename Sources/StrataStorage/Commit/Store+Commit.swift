@@ -14,6 +14,8 @@ import Darwin
 
 extension Store {
     static let flushThreshold = 1 << 20
+    /// A transaction asks for early writeback of each this many bytes it appends.
+    static let writebackChunk = 8 << 20
 
     // MARK: The write gate
 
@@ -119,8 +121,7 @@ extension Store {
     func publishCommit(sequence: UInt64) {
         lastAppendedSequence = sequence
         writerDirectory.sequence = sequence
-        writerDirectory.active = SegmentView(id: activeID, path: path + "/" + segmentName(activeID),
-                                             region: activeRegion, length: activeSize)
+        writerDirectory.active = SegmentView(id: activeID, region: activeRegion, length: activeSize)
         writerSpace[activeID]?.diskBytes = activeSize
         let state = PublishedState(directory: writerDirectory, space: writerSpace)
         syncMonitor.withLock {
@@ -172,8 +173,7 @@ extension Store {
             throw error
         }
         writeHintForSealed(id: oldID, region: activeRegion, length: oldSize)
-        writerDirectory.sealed[oldID] = SegmentView(id: oldID, path: path + "/" + segmentName(oldID),
-                                                    region: activeRegion, length: oldSize)
+        writerDirectory.setSealed(SegmentView(id: oldID, region: activeRegion, length: oldSize))
         writerSpace[oldID]?.sealed = true
         writerSpace[oldID]?.diskBytes = oldSize
         writerSpace[newID] = SegmentSpace(diskBytes: SegmentHeader.size, sealed: false)
@@ -182,8 +182,7 @@ extension Store {
         activeID = newID
         activeSize = SegmentHeader.size
         activeRegion = newRegion
-        writerDirectory.active = SegmentView(id: newID, path: path + "/" + segmentName(newID),
-                                             region: newRegion, length: SegmentHeader.size)
+        writerDirectory.active = SegmentView(id: newID, region: newRegion, length: SegmentHeader.size)
         syncMonitor.withLock {
             appendedEnd = (newID, SegmentHeader.size)
             appendedFile = newFile

@@ -13,6 +13,9 @@ protocol StorageFile: AnyObject, Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws -> Int
     /// `fdatasync`: the file's bytes written so far reach stable storage.
     func sync() throws
+    /// Asks the kernel to start writing the range to disk without waiting (Linux
+    /// `sync_file_range`); a performance hint that promises no durability.
+    func startWriteback(offset: Int, length: Int)
     /// Sets the length to `length` bytes.
     func truncate(to length: Int) throws
     /// Maps `length` bytes from the start of the file, shared and read-only. The mapping

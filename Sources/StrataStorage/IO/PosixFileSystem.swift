@@ -1,5 +1,6 @@
 // The real file layer: POSIX calls with errno mapped to StoreError.
 
+import CStrataSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -160,6 +161,10 @@ final class PosixFile: StorageFile, @unchecked Sendable {
             if errno == EINTR { continue }
             throw StoreError.fromErrno(errno, op: "fdatasync", path: path)
         }
+    }
+
+    func startWriteback(offset: Int, length: Int) {
+        _ = strata_start_writeback(fd, Int64(offset), Int64(length))
     }
 
     func truncate(to length: Int) throws {

@@ -61,17 +61,22 @@ final class IndexNode: @unchecked Sendable {
     var slots: UnsafeMutablePointer<IndexSlot>?
     var capacity: Int
     var count: Int
-    /// The first hash bit this node routes by (branches) or that its subtree shares (pages).
+    /// Branches: the lowest tag bit this node routes by. Pages: the shift a branch would
+    /// route by if this page split (below `minimumSplitShift` it grows instead).
     let shift: Int
 
+    // Routing and probing both use the 32-bit tag (the hash's upper half), from opposite
+    // ends: the root routes by tag bits 24...31, each branch level by the next 4 bits
+    // down, and a page probes from position (tag >> 1) & (capacity - 1), so bits 1...10.
+    // Splitting a page therefore never needs to rehash a key.
     static let rootBits = 8
+    static let rootShift = 24
     static let branchBits = 4
+    static let minimumSplitShift = 12
     static let maxPageCapacity = 1024
     static let initialPageCapacity = 8
 
     var isLeaf: Bool { slots != nil }
-    /// How many hash bits a branch routes by.
-    var routingBits: Int { children.count == 1 << IndexNode.rootBits ? IndexNode.rootBits : IndexNode.branchBits }
 
     init(branchAt shift: Int, bits: Int) {
         children = ContiguousArray(repeating: nil, count: 1 << bits)
@@ -119,8 +124,13 @@ final class IndexNode: @unchecked Sendable {
     }
 
     @inline(__always)
-    func childIndex(_ hash: UInt64) -> Int {
-        Int(truncatingIfNeeded: hash >> UInt64(shift)) & (children.count - 1)
+    func childIndex(_ tag: UInt32) -> Int {
+        Int(truncatingIfNeeded: tag >> UInt32(shift)) & (children.count - 1)
+    }
+
+    @inline(__always)
+    static func home(_ tag: UInt32, mask: Int) -> Int {
+        Int(truncatingIfNeeded: tag >> 1) & mask
     }
 
     // MARK: Page operations
@@ -130,7 +140,7 @@ final class IndexNode: @unchecked Sendable {
     func find(_ key: IndexKey, tag: UInt32) -> Int? {
         let slots = self.slots!
         let mask = capacity - 1
-        var i = Int(tag) & mask
+        var i = IndexNode.home(tag, mask: mask)
         while true {
             let slot = slots[i]
             if slot.tag == 0 { return nil }
@@ -143,7 +153,7 @@ final class IndexNode: @unchecked Sendable {
     func place(_ slot: IndexSlot) {
         let slots = self.slots!
         let mask = capacity - 1
-        var i = Int(slot.tag) & mask
+        var i = IndexNode.home(slot.tag, mask: mask)
         while slots[i].tag != 0 { i = (i + 1) & mask }
         slots[i] = slot
         count += 1
@@ -157,7 +167,7 @@ final class IndexNode: @unchecked Sendable {
         var i = hole
         var j = (i + 1) & mask
         while slots[j].tag != 0 {
-            let ideal = Int(slots[j].tag) & mask
+            let ideal = IndexNode.home(slots[j].tag, mask: mask)
             let stays = i <= j ? (i < ideal && ideal <= j) : (i < ideal || ideal <= j)
             if !stays {
                 slots[i] = slots[j]
@@ -203,29 +213,35 @@ struct HashIndex: Sendable {
     }
 
     func lookup(_ key: IndexKey) -> Location? {
-        guard var node = root else { return nil }
-        let hash = HashIndex.hash(key)
-        while !node.isLeaf {
-            guard let child = node.children[node.childIndex(hash)] else { return nil }
-            node = child
+        guard let root else { return nil }
+        let tag = HashIndex.tag(HashIndex.hash(key))
+        // `root` keeps the whole trie alive for the walk, so the walk itself need not
+        // retain each node it passes (this is the read path's hottest loop).
+        return withExtendedLifetime(root) { () -> Location? in
+            unowned(unsafe) var node = root
+            while node.slots == nil {
+                guard let child = node.children.withUnsafeBufferPointer({ buffer -> Unmanaged<IndexNode>? in
+                    buffer[node.childIndex(tag)].map { Unmanaged.passUnretained($0) }
+                }) else { return nil }
+                node = child.takeUnretainedValue()
+            }
+            guard let i = node.find(key, tag: tag) else { return nil }
+            return node.slots![i].location
         }
-        guard let i = node.find(key, tag: HashIndex.tag(hash)) else { return nil }
-        return node.slots![i].location
     }
 
     /// Sets `key` to `location`; returns the location it replaces, if any.
     @discardableResult
     mutating func update(_ key: IndexKey, to location: Location) -> Location? {
-        let hash = HashIndex.hash(key)
-        let tag = HashIndex.tag(hash)
-        if root == nil { root = IndexNode(branchAt: 0, bits: IndexNode.rootBits) }
+        let tag = HashIndex.tag(HashIndex.hash(key))
+        if root == nil { root = IndexNode(branchAt: IndexNode.rootShift, bits: IndexNode.rootBits) }
         if !isKnownUniquelyReferenced(&root!) { root = IndexNode(copying: root!) }
         var parent = root!
         while true {
-            let index = parent.childIndex(hash)
-            let childShift = parent.shift + parent.routingBits
+            let index = parent.childIndex(tag)
             if parent.children[index] == nil {
-                parent.children[index] = IndexNode(pageAt: childShift, capacity: IndexNode.initialPageCapacity)
+                parent.children[index] = IndexNode(pageAt: parent.shift - IndexNode.branchBits,
+                                                   capacity: IndexNode.initialPageCapacity)
             } else if !isKnownUniquelyReferenced(&parent.children[index]) {
                 parent.children[index] = IndexNode(copying: parent.children[index]!)
             }
@@ -235,14 +251,15 @@ struct HashIndex: Sendable {
                 continue
             }
             if let i = child.find(key, tag: tag) {
-                let old = child.slots![i].location
-                child.slots![i].segment = location.segment
-                child.slots![i].offset = location.offset
-                child.slots![i].size = location.size
+                let slots = child.slots!
+                let old = slots[i].location
+                slots[i].segment = location.segment
+                slots[i].offset = location.offset
+                slots[i].size = location.size
                 return old
             }
             if (child.count + 1) * 8 > child.capacity * 7 {
-                if child.capacity < IndexNode.maxPageCapacity || child.shift + IndexNode.branchBits > 32 {
+                if child.capacity < IndexNode.maxPageCapacity || child.shift < IndexNode.minimumSplitShift {
                     child.grow()
                 } else {
                     parent.children[index] = HashIndex.split(child)
@@ -259,11 +276,11 @@ struct HashIndex: Sendable {
     @discardableResult
     mutating func remove(_ key: IndexKey) -> Location? {
         guard root != nil, lookup(key) != nil else { return nil }
-        let hash = HashIndex.hash(key)
+        let tag = HashIndex.tag(HashIndex.hash(key))
         if !isKnownUniquelyReferenced(&root!) { root = IndexNode(copying: root!) }
         var node = root!
         while true {
-            let index = node.childIndex(hash)
+            let index = node.childIndex(tag)
             if !isKnownUniquelyReferenced(&node.children[index]) {
                 node.children[index] = IndexNode(copying: node.children[index]!)
             }
@@ -272,7 +289,7 @@ struct HashIndex: Sendable {
                 node = child
                 continue
             }
-            let i = child.find(key, tag: HashIndex.tag(hash))!
+            let i = child.find(key, tag: tag)!
             let slot = child.slots![i]
             child.remove(at: i)
             if slot.isBoxed { Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(slot.k0))!).release() }
@@ -286,20 +303,18 @@ struct HashIndex: Sendable {
         let branch = IndexNode(branchAt: page.shift, bits: IndexNode.branchBits)
         let slots = page.slots!
         for i in 0 ..< page.capacity where slots[i].tag != 0 {
-            let key = slots[i].key
-            let childIndex = branch.childIndex(hash(key))
+            let childIndex = branch.childIndex(slots[i].tag)
             if branch.children[childIndex] == nil {
-                branch.children[childIndex] = IndexNode(pageAt: page.shift + IndexNode.branchBits,
+                branch.children[childIndex] = IndexNode(pageAt: page.shift - IndexNode.branchBits,
                                                         capacity: IndexNode.maxPageCapacity / 8)
             }
             let child = branch.children[childIndex]!
             if (child.count + 1) * 8 > child.capacity * 7 { child.grow() }
-            var slot = slots[i]
+            let slot = slots[i]
             if slot.isBoxed {
                 // The box moves to the new page: it gains a reference, the old page loses one at deinit.
                 _ = Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(slot.k0))!).retain()
             }
-            slot.tag = slots[i].tag
             child.place(slot)
         }
         return branch
@@ -355,35 +370,37 @@ struct HashIndex: Sendable {
     func checkInvariants() -> String? {
         guard let root else { return count == 0 ? nil : "empty index with count \(count)" }
         var seen = 0
-        if let problem = HashIndex.check(root, prefix: 0, depthShift: 0, seen: &seen) { return problem }
+        if let problem = HashIndex.check(root, route: [], seen: &seen) { return problem }
         return seen == count ? nil : "count \(count) but \(seen) entries"
     }
 
-    private static func check(_ node: IndexNode, prefix: UInt64, depthShift: Int, seen: inout Int) -> String? {
+    /// `route`: the (shift, fan-out mask, child index) of every branch above `node`.
+    private static func check(_ node: IndexNode, route: [(Int, UInt32, UInt32)], seen: inout Int) -> String? {
         if let slots = node.slots {
             var used = 0
+            let mask = node.capacity - 1
             for i in 0 ..< node.capacity where slots[i].tag != 0 {
                 used += 1
-                let h = hash(slots[i].key)
-                if tag(h) != slots[i].tag { return "slot tag does not match its key's hash" }
-                if depthShift > 0 && h & ((1 << UInt64(depthShift)) - 1) != prefix { return "key in the wrong page" }
-                // Reachable from its ideal position without crossing an empty slot.
-                var j = Int(slots[i].tag) & (node.capacity - 1)
+                if tag(hash(slots[i].key)) != slots[i].tag { return "slot tag does not match its key's hash" }
+                for (shift, fanout, index) in route where (slots[i].tag >> UInt32(shift)) & fanout != index {
+                    return "key in the wrong page"
+                }
+                // Reachable from its home position without crossing an empty slot.
+                var j = IndexNode.home(slots[i].tag, mask: mask)
                 while j != i {
                     if slots[j].tag == 0 { return "probe run broken" }
-                    j = (j + 1) & (node.capacity - 1)
+                    j = (j + 1) & mask
                 }
             }
             if used != node.count { return "page count \(node.count) but \(used) used slots" }
-            if used * 8 > node.capacity * 7 && node.capacity < IndexNode.maxPageCapacity { return "page over its load factor" }
+            if used * 8 > node.capacity * 7 { return "page over its load factor" }
             seen += used
             return nil
         }
-        let bits = node.routingBits
         for (i, child) in node.children.enumerated() {
             guard let child else { continue }
-            if let problem = check(child, prefix: prefix | (UInt64(i) << UInt64(node.shift)),
-                                   depthShift: node.shift + bits, seen: &seen) { return problem }
+            let step = (node.shift, UInt32(node.children.count - 1), UInt32(i))
+            if let problem = check(child, route: route + [step], seen: &seen) { return problem }
         }
         return nil
     }

@@ -6,7 +6,6 @@
 /// A readable view of one segment: its mapping and how many bytes of it are valid.
 struct SegmentView: Sendable {
     var id: UInt32
-    var path: String
     var region: MappedRegion
     /// Bytes known to hold committed data (the file may be longer while a writer appends).
     var length: Int
@@ -16,17 +15,26 @@ struct KeyDirectory: Sendable {
     var tables: [UInt32: HashIndex] = [:]
     /// The sequence number of the newest commit this directory reflects.
     var sequence: UInt64 = 0
-    var sealed: [UInt32: SegmentView] = [:]
+    /// Sealed segments by id (ids are small and dense, so an array beats hashing on every read).
+    private(set) var sealed: [SegmentView?] = []
     var active: SegmentView?
+
+    mutating func setSealed(_ view: SegmentView) {
+        let index = Int(view.id)
+        if sealed.count <= index { sealed.append(contentsOf: repeatElement(nil, count: index + 1 - sealed.count)) }
+        sealed[index] = view
+    }
 
     @inline(__always)
     func lookup(table: UInt32, key: IndexKey) -> Location? {
         tables[table]?.lookup(key)
     }
 
+    @inline(__always)
     func segment(_ id: UInt32) -> SegmentView? {
         if let active, active.id == id { return active }
-        return sealed[id]
+        let index = Int(id)
+        return index < sealed.count ? sealed[index] : nil
     }
 
     /// Sets `key` to `location`; returns the location it replaces.
@@ -68,21 +76,19 @@ struct KeyDirectory: Sendable {
     }
 
     func readRecord(at location: Location) throws -> RecordView {
-        let name = segmentName(location.segment)
-        guard let view = segment(location.segment) else {
-            throw StoreError.corrupted(segment: name, offset: Int(location.offset), reason: "segment file is missing")
+        func damaged(_ reason: String) -> StoreError {
+            .corrupted(segment: segmentName(location.segment), offset: Int(location.offset), reason: reason)
         }
+        guard let view = segment(location.segment) else { throw damaged("segment file is missing") }
         guard let bytes = view.region.bytes(at: Int(location.offset), count: Int(location.size), limit: view.length) else {
-            throw StoreError.corrupted(segment: name, offset: Int(location.offset), reason: "record lies outside the segment")
+            throw damaged("record lies outside the segment")
         }
         switch RecordView.parse(bytes, at: 0) {
         case .success(let record):
-            guard record.size == Int(location.size) else {
-                throw StoreError.corrupted(segment: name, offset: Int(location.offset), reason: "record size differs from the index")
-            }
+            guard record.size == Int(location.size) else { throw damaged("record size differs from the index") }
             return record
         case .failure(let failure):
-            throw StoreError.corrupted(segment: name, offset: Int(location.offset), reason: failure.reason)
+            throw damaged(failure.reason)
         }
     }
 }

@@ -66,7 +66,7 @@ extension Store {
             }
             let file = try createSegment(path: path, id: 1, fileSystem: fs)
             let region = try file.map(length: activeMappingLength(forSize: SegmentHeader.size, segmentSize: options.segmentSize))
-            let view = SegmentView(id: 1, path: path + "/" + segmentName(1), region: region, length: SegmentHeader.size)
+            let view = SegmentView(id: 1, region: region, length: SegmentHeader.size)
             directory.active = view
             space[1] = SegmentSpace(diskBytes: SegmentHeader.size, sealed: false)
             if marker != nil { try removeMarker(path: path, fileSystem: fs) }
@@ -118,7 +118,7 @@ extension Store {
                 }
             }
             space[id] = mergeSpace(space[id], segmentSpace)
-            directory.sealed[id] = SegmentView(id: id, path: segmentPath, region: region, length: size)
+            directory.setSealed(SegmentView(id: id, region: region, length: size))
         }
 
         // The newest segment: the one a crash can have torn.
@@ -186,7 +186,7 @@ extension Store {
         }
         segmentSpace.diskBytes = writable ? size : originalSize
         space[id] = mergeSpace(space[id], segmentSpace)
-        directory.active = SegmentView(id: id, path: segmentPath, region: region, length: validLength)
+        directory.active = SegmentView(id: id, region: region, length: validLength)
         directory.sequence = lastSequence
         keepFile = writable
         return Recovered(directory: directory, space: space, activeFile: writable ? file : nil, activeID: id,

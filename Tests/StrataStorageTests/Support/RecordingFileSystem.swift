@@ -167,6 +167,10 @@ final class RecordingFile: StorageFile, @unchecked Sendable {
         owner.record(.sync(inode: inode))
     }
 
+    func startWriteback(offset: Int, length: Int) {
+        inner.startWriteback(offset: offset, length: length)
+    }
+
     func truncate(to length: Int) throws {
         try owner.check(.truncate, path: path)
         try inner.truncate(to: length)
