@@ -1,2 +1,0 @@
-import Strata
-print("strata")
