@@ -20,6 +20,8 @@ struct StrataBench: ParsableCommand {
     var reads = 1_000_000
     @Option(help: "Directory for the benchmark's files (default: a new temporary directory).")
     var directory: String?
+    @Option(help: "Rounds of each measurement (the median is reported).")
+    var rounds = 3
     @Flag(help: "Profile Strata alone: bulk load then point reads, no baselines, no table.")
     var strataOnly = false
 
@@ -33,9 +35,9 @@ struct StrataBench: ParsableCommand {
             try engine.profileStrata()
             return
         }
-        let rows = try engine.run()
+        let rows = try engine.run(rounds: rounds)
         print("## Storage engine\n")
-        print("`make bench` (release build), \(ProcessInfo.processInfo.activeProcessorCount) cores, files in \(work)\n")
+        print("`make bench` (release build), \(ProcessInfo.processInfo.activeProcessorCount) cores, medians of \(rounds) interleaved rounds, files in \(work)\n")
         print(markdownTable(rows))
     }
 }
