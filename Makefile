@@ -1,5 +1,6 @@
 # Strata: `make demo` and `make test` do everything on a fresh machine.
 SWIFT ?= swift
+SHELL := /bin/bash
 
 .PHONY: demo test build deps bench tsan
 
@@ -18,9 +19,12 @@ demo: deps
 	$(SWIFT) build --product strata
 	$$($(SWIFT) build --show-bin-path)/strata demo
 
+# The suite is XCTest; its summary becomes the last line, as "N passed, N failed".
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	@mkdir -p .build
+	@set -o pipefail; $(SWIFT) test --skip-build --disable-swift-testing 2>&1 | tee .build/test-output.log
+	@awk '/Executed [0-9]+ tests?, with [0-9]+ failures?/ { n = $$2; f = $$5 } END { if (n != "") printf "%d passed, %d failed\n", n - f, f }' .build/test-output.log
 
 # The concurrency tests under ThreadSanitizer (own build folder, so it does not evict the debug build).
 tsan: deps
