@@ -29,6 +29,9 @@ struct SegmentSpace: Sendable, Equatable {
     var rawValueBytes: Int = 0
     var storedValueBytes: Int = 0
     var sealed: Bool
+    var kind: SegmentKind = .log
+    /// nil for log segments, whose position is (number, 0).
+    var position: ReplayPosition? = nil
 }
 
 /// What readers see: the newest published index and the space accounting that goes with
@@ -85,6 +88,9 @@ public final class Store: @unchecked Sendable {
     var activeRegion: MappedRegion
     var lastAppendedSequence: UInt64
 
+    // Guarded by `fileNumbers`: the next number for a new segment file (log or compacted).
+    let fileNumbers: Mutex<UInt32>
+
     // Guarded by `syncMonitor`.
     let syncMonitor = Monitor()
     var syncedSequence: UInt64
@@ -131,6 +137,7 @@ public final class Store: @unchecked Sendable {
         activeSize = recovered.activeSize
         activeRegion = recovered.activeRegion
         lastAppendedSequence = recovered.directory.sequence
+        fileNumbers = Mutex(recovered.nextFileNumber)
         syncedSequence = recovered.directory.sequence
         appendedSequence = recovered.directory.sequence
         syncedEnd = (recovered.activeID, recovered.activeSize)
@@ -213,6 +220,14 @@ public final class Store: @unchecked Sendable {
             keys: state.directory.keyCount, indexBytes: state.directory.memoryBytes,
             compressionRatio: stored > 0 ? Double(raw) / Double(stored) : 1,
             lastSequence: state.directory.sequence, segmentDetails: details)
+    }
+
+    /// Takes a fresh segment file number.
+    func takeFileNumber() -> UInt32 {
+        fileNumbers.withLock { next in
+            defer { next += 1 }
+            return next
+        }
     }
 
     // MARK: Closing

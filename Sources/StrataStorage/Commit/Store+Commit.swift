@@ -156,7 +156,7 @@ extension Store {
             throw error
         }
         markDurable(sequence: lastAppendedSequence, end: (oldID, oldSize))
-        let newID = oldID + 1
+        let newID = takeFileNumber()
         let newFile: any StorageFile
         do {
             newFile = try Store.createSegment(path: path, id: newID, fileSystem: fileSystem)

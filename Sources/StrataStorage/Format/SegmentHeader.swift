@@ -1,44 +1,88 @@
 // The 32-byte header that opens every segment file:
 //   0  8  magic "STRATASG"
 //   8  4  format version (1)
-//   12 4  segment id (matches the file name)
-//   16 12 reserved, 0
+//   12 4  file number (matches the file name)
+//   16 1  kind: 0 log (transactions with commit records), 1 compacted (standalone records)
+//   17 3  reserved, 0
+//   20 4  replay position, major
+//   24 4  replay position, minor
 //   28 4  crc32c of bytes 0 ..< 28
+//
+// Recovery replays segments in replay-position order. A log segment's position is
+// (its number, 0). A compaction output takes (the major of its newest input, a minor above
+// every existing one), so it replays after the records it replaces and before anything
+// committed later (docs/ARCHITECTURE.md, "Compaction").
+
+/// Where a segment replays, relative to the others.
+struct ReplayPosition: Comparable, Hashable, Sendable {
+    var major: UInt32
+    var minor: UInt32
+
+    static func < (a: ReplayPosition, b: ReplayPosition) -> Bool {
+        (a.major, a.minor) < (b.major, b.minor)
+    }
+}
+
+enum SegmentKind: UInt8, Sendable {
+    case log = 0
+    case compacted = 1
+}
 
 enum SegmentHeader {
     static let size = 32
     static let magic: [UInt8] = Array("STRATASG".utf8)
     static let formatVersion: UInt32 = 1
 
-    static func encode(segmentID: UInt32) -> [UInt8] {
+    struct Info: Equatable {
+        var kind: SegmentKind
+        var position: ReplayPosition
+    }
+
+    static func encode(number: UInt32, kind: SegmentKind = .log, position: ReplayPosition? = nil) -> [UInt8] {
+        let position = position ?? ReplayPosition(major: number, minor: 0)
         var bytes = magic
         bytes.appendLE32(formatVersion)
-        bytes.appendLE32(segmentID)
-        bytes.append(contentsOf: [UInt8](repeating: 0, count: 12))
+        bytes.appendLE32(number)
+        bytes.append(contentsOf: [kind.rawValue, 0, 0, 0])
+        bytes.appendLE32(position.major)
+        bytes.appendLE32(position.minor)
         bytes.appendLE32(Checksum.crc32c(bytes))
         return bytes
     }
 
     enum Problem: Error {
-        case short, badMagic, badChecksum, wrongID(UInt32), version(UInt32)
+        case short, badMagic, badChecksum, wrongNumber(UInt32), version(UInt32), malformed(String)
         var reason: String {
             switch self {
             case .short: return "segment header is incomplete"
             case .badMagic: return "not a Strata segment (bad magic)"
             case .badChecksum: return "segment header checksum mismatch"
-            case .wrongID(let id): return "segment header names segment \(id), not this file"
+            case .wrongNumber(let n): return "segment header names segment \(n), not this file"
             case .version(let v): return "segment format version \(v)"
+            case .malformed(let why): return why
             }
         }
     }
 
-    static func validate(_ bytes: UnsafeRawBufferPointer, segmentID: UInt32) -> Problem? {
-        guard bytes.count >= size else { return .short }
-        guard Array(bytes[0 ..< 8]) == magic else { return .badMagic }
-        guard Checksum.crc32c(UnsafeRawBufferPointer(rebasing: bytes[0 ..< 28])) == bytes.le32(28) else { return .badChecksum }
+    static func read(_ bytes: UnsafeRawBufferPointer, number: UInt32) -> Result<Info, Problem> {
+        guard bytes.count >= size else { return .failure(.short) }
+        guard Array(bytes[0 ..< 8]) == magic else { return .failure(.badMagic) }
+        guard Checksum.crc32c(UnsafeRawBufferPointer(rebasing: bytes[0 ..< 28])) == bytes.le32(28) else {
+            return .failure(.badChecksum)
+        }
         let version = bytes.le32(8)
-        guard version == formatVersion else { return .version(version) }
-        guard bytes.le32(12) == segmentID else { return .wrongID(bytes.le32(12)) }
-        return nil
+        guard version == formatVersion else { return .failure(.version(version)) }
+        guard bytes.le32(12) == number else { return .failure(.wrongNumber(bytes.le32(12))) }
+        guard let kind = SegmentKind(rawValue: bytes[16]), bytes[17] == 0, bytes[18] == 0, bytes[19] == 0 else {
+            return .failure(.malformed("segment header has an unknown kind or reserved bits set"))
+        }
+        let position = ReplayPosition(major: bytes.le32(20), minor: bytes.le32(24))
+        if kind == .log && position != ReplayPosition(major: number, minor: 0) {
+            return .failure(.malformed("log segment with a foreign replay position"))
+        }
+        if kind == .compacted && position.minor == 0 {
+            return .failure(.malformed("compacted segment without a minor replay position"))
+        }
+        return .success(Info(kind: kind, position: position))
     }
 }

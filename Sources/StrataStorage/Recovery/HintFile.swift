@@ -54,8 +54,10 @@ enum HintFile {
 
     /// Parses and checks a hint file against the segment it claims to describe. Returns nil
     /// (use the segment instead) on any mismatch; entry keys point into `bytes`.
+    /// `ordered`: a log segment's entries must follow `previousSequence` in increasing order;
+    /// a compacted segment's carry their original, unordered sequence numbers.
     static func decode(_ bytes: UnsafeRawBufferPointer, segmentID: UInt32, segmentLength: Int,
-                       previousSequence: UInt64) -> Contents? {
+                       previousSequence: UInt64, ordered: Bool = true) -> Contents? {
         guard bytes.count >= headerSize + 4 else { return nil }
         let body = UnsafeRawBufferPointer(rebasing: bytes[0 ..< bytes.count - 4])
         guard Checksum.crc32c(body) == bytes.le32(bytes.count - 4) else { return nil }
@@ -75,8 +77,8 @@ enum HintFile {
             guard keyLength <= StoreOptions.maxKeySize, offset + entryFixedSize + keyLength <= body.count,
                   recordOffset >= SegmentHeader.size, recordOffset % 8 == 0,
                   recordSize >= RecordFormat.headerSize, recordOffset + recordSize <= segmentLength,
-                  sequence >= lastSeen, sequence > previousSequence else { return nil }
-            lastSeen = sequence
+                  !ordered || (sequence >= lastSeen && sequence > previousSequence) else { return nil }
+            lastSeen = max(lastSeen, sequence)
             let keyStart = offset + entryFixedSize
             entries.append(ScannedEntry(
                 kind: kind, table: body.le32(offset + 4),
@@ -87,7 +89,7 @@ enum HintFile {
         }
         guard offset == body.count else { return nil }
         let lastSequence = bytes.le64(32)
-        guard lastSequence >= lastSeen, lastSequence > previousSequence || entries.isEmpty else { return nil }
+        guard lastSequence >= lastSeen, !ordered || lastSequence > previousSequence || entries.isEmpty else { return nil }
         return Contents(entries: entries, lastSequence: lastSequence,
                         rawValueBytes: Int(bytes.le64(40)), storedValueBytes: Int(bytes.le64(48)))
     }

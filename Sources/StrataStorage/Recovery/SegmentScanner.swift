@@ -87,6 +87,41 @@ enum SegmentScanner {
         return outcome
     }
 
+    /// Scans a compacted segment: standalone puts and tombstones carrying their original
+    /// sequence numbers, no commit records (the whole file was published at once, by a
+    /// rename after it was synced). Calls `apply` once with every entry, in file order.
+    static func scanCompacted(_ bytes: UnsafeRawBufferPointer, segmentID: UInt32,
+                              apply: ([ScannedEntry]) throws -> Void) rethrows -> ScanOutcome {
+        var outcome = ScanOutcome(committedEnd: SegmentHeader.size, lastSequence: 0)
+        var offset = SegmentHeader.size
+        var entries: [ScannedEntry] = []
+        while offset < bytes.count {
+            switch RecordView.parse(bytes, at: offset) {
+            case .failure(let failure):
+                outcome.damage = (offset, failure.reason)
+                return outcome
+            case .success(let record):
+                guard record.kind != .commit else {
+                    outcome.damage = (offset, "commit record inside a compacted segment")
+                    return outcome
+                }
+                entries.append(ScannedEntry(
+                    kind: record.kind, table: record.table, key: record.key,
+                    location: Location(segment: segmentID, offset: UInt32(offset), size: UInt32(record.size)),
+                    sequence: record.sequence))
+                if record.kind == .put {
+                    outcome.rawValueBytes += record.rawLength
+                    outcome.storedValueBytes += record.storedValue.count
+                }
+                outcome.lastSequence = max(outcome.lastSequence, record.sequence)
+                offset += record.size
+            }
+        }
+        try apply(entries)
+        outcome.committedEnd = offset
+        return outcome
+    }
+
     /// After damage at `damageOffset` in the newest segment: is there an intact commit
     /// record further on whose durable watermark lies beyond `committedEnd`? If so the
     /// damaged bytes had been synced, so a crash cannot explain them: it is corruption.

@@ -1,12 +1,14 @@
-// Opening a store: find the segments, rebuild the index from hint files (or by scanning),
-// and repair a torn tail. Exactly the transactions whose commit record is intact survive.
+// Opening a store: find the segments, order them by replay position, rebuild the index
+// from hint files (or by scanning), and repair a torn tail. Exactly the transactions whose
+// commit record is intact survive.
 //
 // Damage rules (docs/FORMAT.md, "Recovery"):
-// - A sealed segment was synced before it was sealed, so any damage in it is corruption.
-// - In the newest segment, damage followed by an intact commit record whose durable
+// - A sealed log segment was synced before it was sealed, and a compacted segment before
+//   it was renamed into place, so any damage in them is corruption.
+// - In the newest log segment, damage followed by an intact commit record whose durable
 //   watermark lies past the damage is corruption (those bytes had been synced); otherwise
 //   it is a torn tail from a crash and is truncated at the last complete transaction.
-// - A `CLEAN` marker (left by close) must match the newest segment exactly.
+// - A `CLEAN` marker (left by close) must match the newest log segment exactly.
 
 struct Recovered {
     var directory: KeyDirectory
@@ -15,6 +17,18 @@ struct Recovered {
     var activeID: UInt32
     var activeSize: Int
     var activeRegion: MappedRegion
+    /// The number the next new segment file takes.
+    var nextFileNumber: UInt32
+}
+
+/// A segment file found at open, with its header read.
+private struct FoundSegment {
+    var number: UInt32
+    var size: Int
+    var region: MappedRegion
+    var info: SegmentHeader.Info
+    /// A newest segment whose header never reached the disk (crash right after creation).
+    var tornCreation: Bool
 }
 
 extension Store {
@@ -36,120 +50,93 @@ extension Store {
         let writable = !options.readOnly
         let names = try fs.listDirectory(path)
         if writable {
+            // Unfinished hint files, markers and compaction outputs.
             for name in names where name.hasSuffix(".tmp") { try fs.remove(path + "/" + name) }
         }
-        let ids = names.compactMap(parseSegmentName).sorted()
-        var marker: CleanShutdown.Marker?
-        if names.contains(CleanShutdown.fileName) {
-            let file = try fs.openFile(path + "/" + CleanShutdown.fileName, create: false, readOnly: true)
-            let bytes = try file.readAll()
-            file.close()
-            guard let decoded = CleanShutdown.decode(bytes) else {
-                throw StoreError.corrupted(segment: CleanShutdown.fileName, offset: 0,
-                                           reason: "clean-shutdown marker is damaged (delete it to open the store as after a crash)")
-            }
-            marker = decoded
-        }
+        let numbers = names.compactMap(parseSegmentName).sorted()
+        let marker = try readMarker(path: path, names: names, fileSystem: fs)
 
         var directory = KeyDirectory()
         var space: [UInt32: SegmentSpace] = [:]
-        var lastSequence: UInt64 = 0
 
-        if ids.isEmpty {
+        guard let newestNumber = numbers.last else {
             if let marker, marker.lastSequence > 0 {
                 throw StoreError.corrupted(segment: segmentName(marker.segmentID), offset: 0,
                                            reason: "segment file is missing (the store was closed with data in it)")
             }
             guard writable else {
                 return Recovered(directory: directory, space: space, activeFile: nil, activeID: 0, activeSize: 0,
-                                 activeRegion: MappedRegion(base: nil, length: 0))
+                                 activeRegion: MappedRegion(base: nil, length: 0), nextFileNumber: 1)
             }
             let file = try createSegment(path: path, id: 1, fileSystem: fs)
             let region = try file.map(length: activeMappingLength(forSize: SegmentHeader.size, segmentSize: options.segmentSize))
-            let view = SegmentView(id: 1, region: region, length: SegmentHeader.size)
-            directory.active = view
+            directory.active = SegmentView(id: 1, region: region, length: SegmentHeader.size)
             space[1] = SegmentSpace(diskBytes: SegmentHeader.size, sealed: false)
             if marker != nil { try removeMarker(path: path, fileSystem: fs) }
             return Recovered(directory: directory, space: space, activeFile: file, activeID: 1,
-                             activeSize: SegmentHeader.size, activeRegion: region)
+                             activeSize: SegmentHeader.size, activeRegion: region, nextFileNumber: 2)
         }
 
-        for id in ids.dropLast() {
-            let segmentPath = path + "/" + segmentName(id)
-            let file = try fs.openFile(segmentPath, create: false, readOnly: true)
+        // Read every header, then order by replay position.
+        var found: [FoundSegment] = []
+        for number in numbers {
+            let file = try fs.openFile(path + "/" + segmentName(number), create: false, readOnly: true)
             defer { file.close() }
             let size = try file.size()
             let region = try file.map(length: size)
             let bytes = region.bytes(at: 0, count: size, limit: size) ?? UnsafeRawBufferPointer(start: nil, count: 0)
-            if let problem = SegmentHeader.validate(bytes, segmentID: id) {
-                throw StoreError.corrupted(segment: segmentName(id), offset: 0, reason: problem.reason)
+            switch SegmentHeader.read(bytes, number: number) {
+            case .success(let info):
+                found.append(FoundSegment(number: number, size: size, region: region, info: info, tornCreation: false))
+            case .failure(let problem):
+                // A crash between creating a segment and syncing its header leaves at most the
+                // header's 32 bytes, in the newest file; anything else had a synced header.
+                guard number == newestNumber, size <= SegmentHeader.size, marker == nil else {
+                    throw StoreError.corrupted(segment: segmentName(number), offset: 0, reason: problem.reason)
+                }
+                found.append(FoundSegment(number: number, size: size, region: region,
+                                          info: .init(kind: .log, position: ReplayPosition(major: number, minor: 0)),
+                                          tornCreation: true))
             }
-            var segmentSpace = SegmentSpace(diskBytes: size, sealed: true)
-            var usedHint = false
-            if let hintBytes = loadHintBytes(path: path, id: id, fileSystem: fs) {
-                hintBytes.withUnsafeBytes { raw in
-                    guard let hint = HintFile.decode(raw, segmentID: id, segmentLength: size,
-                                                     previousSequence: lastSequence) else { return }
-                    for entry in hint.entries { apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace) }
-                    lastSequence = hint.lastSequence
-                    segmentSpace.rawValueBytes = hint.rawValueBytes
-                    segmentSpace.storedValueBytes = hint.storedValueBytes
-                    usedHint = true
-                }
-            }
-            if !usedHint {
-                var hintEntries: [ScannedEntry] = []
-                let outcome = SegmentScanner.scan(bytes, segmentID: id, previousSequence: lastSequence) { entries, _ in
-                    for entry in entries { apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace) }
-                    hintEntries.append(contentsOf: entries)
-                }
-                if let damage = outcome.damage {
-                    throw StoreError.corrupted(segment: segmentName(id), offset: damage.offset, reason: damage.reason)
-                }
-                lastSequence = outcome.lastSequence
-                segmentSpace.rawValueBytes = outcome.rawValueBytes
-                segmentSpace.storedValueBytes = outcome.storedValueBytes
-                if writable {
-                    // A hint is a cache: failing to write one costs only a slower next open.
-                    let hint = HintFile.encode(segmentID: id, segmentLength: size, entries: hintEntries,
-                                               lastSequence: lastSequence, rawValueBytes: outcome.rawValueBytes,
-                                               storedValueBytes: outcome.storedValueBytes)
-                    try? writeHint(path: path, id: id, bytes: hint, fileSystem: fs)
-                }
-            }
-            space[id] = mergeSpace(space[id], segmentSpace)
-            directory.setSealed(SegmentView(id: id, region: region, length: size))
+        }
+        found.sort { $0.info.position < $1.info.position }
+        guard let active = found.last, active.info.kind == .log else {
+            throw StoreError.corrupted(segment: segmentName(found.last!.number), offset: 0,
+                                       reason: "the newest segment in replay order is not a log segment")
         }
 
-        // The newest segment: the one a crash can have torn.
-        let id = ids.last!
+        var lastSequence: UInt64 = 0
+        for segment in found.dropLast() {
+            var segmentSpace = SegmentSpace(diskBytes: segment.size, sealed: true, kind: segment.info.kind,
+                                            position: segment.info.position)
+            lastSequence = try loadSealed(segment, path: path, writable: writable, previousSequence: lastSequence,
+                                          directory: &directory, space: &space, segmentSpace: &segmentSpace, fileSystem: fs)
+            space[segment.number] = mergeSpace(space[segment.number], segmentSpace)
+            directory.setSealed(SegmentView(id: segment.number, region: segment.region, length: segment.size))
+        }
+
+        // The newest log segment: the one a crash can have torn.
+        let id = active.number
         let name = segmentName(id)
-        let segmentPath = path + "/" + name
-        let file = try fs.openFile(segmentPath, create: false, readOnly: !writable)
+        let file = try fs.openFile(path + "/" + name, create: false, readOnly: !writable)
         var keepFile = false
         defer { if !keepFile { file.close() } }
-        var size = try file.size()
+        var size = active.size
         let originalSize = size
         var region = try file.map(length: activeMappingLength(forSize: size, segmentSize: options.segmentSize))
-        var bytes = region.bytes(at: 0, count: size, limit: size) ?? UnsafeRawBufferPointer(start: nil, count: 0)
         var segmentSpace = SegmentSpace(diskBytes: size, sealed: false)
         var validLength: Int
-        if let problem = SegmentHeader.validate(bytes, segmentID: id) {
-            // A crash between creating a segment and syncing its header leaves at most the
-            // header's 32 bytes; anything longer had a synced header, so this is damage.
-            guard size <= SegmentHeader.size, marker == nil else {
-                throw StoreError.corrupted(segment: name, offset: 0, reason: problem.reason)
-            }
+        if active.tornCreation {
             if writable {
                 try file.truncate(to: 0)
-                try file.write(SegmentHeader.encode(segmentID: id), at: 0)
+                try file.write(SegmentHeader.encode(number: id), at: 0)
                 try file.sync()
                 size = SegmentHeader.size
                 region = try file.map(length: activeMappingLength(forSize: size, segmentSize: options.segmentSize))
-                bytes = region.bytes(at: 0, count: size, limit: size)!
             }
             validLength = writable ? SegmentHeader.size : 0
         } else {
+            let bytes = region.bytes(at: 0, count: size, limit: size)!
             let outcome = SegmentScanner.scan(bytes, segmentID: id, previousSequence: lastSequence) { entries, _ in
                 for entry in entries { apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace) }
             }
@@ -163,7 +150,7 @@ extension Store {
                                                reason: damage.reason + " (inside data that had been synced)")
                 }
             }
-            lastSequence = outcome.lastSequence
+            lastSequence = max(lastSequence, outcome.lastSequence)
             segmentSpace.rawValueBytes = outcome.rawValueBytes
             segmentSpace.storedValueBytes = outcome.storedValueBytes
             validLength = outcome.committedEnd
@@ -190,7 +177,59 @@ extension Store {
         directory.sequence = lastSequence
         keepFile = writable
         return Recovered(directory: directory, space: space, activeFile: writable ? file : nil, activeID: id,
-                         activeSize: validLength, activeRegion: region)
+                         activeSize: validLength, activeRegion: region, nextFileNumber: newestNumber + 1)
+    }
+
+    /// Loads a sealed log segment or a compacted segment into the index, from its hint file
+    /// when that is valid, otherwise by scanning it (and then writing a new hint). Returns
+    /// the newest sequence seen so far.
+    private static func loadSealed(_ segment: FoundSegment, path: String, writable: Bool, previousSequence: UInt64,
+                                   directory: inout KeyDirectory, space: inout [UInt32: SegmentSpace],
+                                   segmentSpace: inout SegmentSpace, fileSystem fs: any FileSystem) throws -> UInt64 {
+        let id = segment.number, size = segment.size
+        let ordered = segment.info.kind == .log
+        var lastSequence = previousSequence
+        var usedHint = false
+        if let hintBytes = loadHintBytes(path: path, id: id, fileSystem: fs) {
+            hintBytes.withUnsafeBytes { raw in
+                guard let hint = HintFile.decode(raw, segmentID: id, segmentLength: size,
+                                                 previousSequence: previousSequence, ordered: ordered) else { return }
+                for entry in hint.entries { apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace) }
+                lastSequence = max(previousSequence, hint.lastSequence)
+                segmentSpace.rawValueBytes = hint.rawValueBytes
+                segmentSpace.storedValueBytes = hint.storedValueBytes
+                usedHint = true
+            }
+        }
+        if usedHint { return lastSequence }
+
+        let bytes = segment.region.bytes(at: 0, count: size, limit: size)!
+        var hintEntries: [ScannedEntry] = []
+        let outcome: ScanOutcome
+        if ordered {
+            outcome = SegmentScanner.scan(bytes, segmentID: id, previousSequence: previousSequence) { entries, _ in
+                for entry in entries { apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace) }
+                hintEntries.append(contentsOf: entries)
+            }
+        } else {
+            outcome = SegmentScanner.scanCompacted(bytes, segmentID: id) { entries in
+                for entry in entries { apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace) }
+                hintEntries = entries
+            }
+        }
+        if let damage = outcome.damage {
+            throw StoreError.corrupted(segment: segmentName(id), offset: damage.offset, reason: damage.reason)
+        }
+        segmentSpace.rawValueBytes = outcome.rawValueBytes
+        segmentSpace.storedValueBytes = outcome.storedValueBytes
+        if writable {
+            // A hint is a cache: failing to write one costs only a slower next open.
+            let hint = HintFile.encode(segmentID: id, segmentLength: size, entries: hintEntries,
+                                       lastSequence: outcome.lastSequence, rawValueBytes: outcome.rawValueBytes,
+                                       storedValueBytes: outcome.storedValueBytes)
+            try? writeHint(path: path, id: id, bytes: hint, fileSystem: fs)
+        }
+        return max(previousSequence, outcome.lastSequence)
     }
 
     /// Applies one recovered put or delete to the index and the space accounting.
@@ -223,6 +262,18 @@ extension Store {
         return merged
     }
 
+    private static func readMarker(path: String, names: [String], fileSystem fs: any FileSystem) throws -> CleanShutdown.Marker? {
+        guard names.contains(CleanShutdown.fileName) else { return nil }
+        let file = try fs.openFile(path + "/" + CleanShutdown.fileName, create: false, readOnly: true)
+        let bytes = try file.readAll()
+        file.close()
+        guard let decoded = CleanShutdown.decode(bytes) else {
+            throw StoreError.corrupted(segment: CleanShutdown.fileName, offset: 0,
+                                       reason: "clean-shutdown marker is damaged (delete it to open the store as after a crash)")
+        }
+        return decoded
+    }
+
     /// The bytes of segment `id`'s hint file, or nil if there is none readable.
     private static func loadHintBytes(path: String, id: UInt32, fileSystem fs: any FileSystem) -> [UInt8]? {
         let hintPath = path + "/" + hintName(id)
@@ -248,16 +299,19 @@ extension Store {
         try fs.syncDirectory(path)
     }
 
-    /// Creates segment `id` with its header, synced, and makes its name durable.
+    /// Creates log segment `id` with its header, synced, and makes its name durable.
     static func createSegment(path: String, id: UInt32, fileSystem fs: any FileSystem) throws -> any StorageFile {
         let file = try fs.openFile(path + "/" + segmentName(id), create: true, readOnly: false)
         do {
             try file.truncate(to: 0)
-            try file.write(SegmentHeader.encode(segmentID: id), at: 0)
+            try file.write(SegmentHeader.encode(number: id), at: 0)
             try file.sync()
             try fs.syncDirectory(path)
         } catch {
+            // A half-made segment must not linger: once a later segment exists, a bad header
+            // could no longer pass for a torn creation.
             file.close()
+            try? fs.remove(path + "/" + segmentName(id))
             throw error
         }
         return file
