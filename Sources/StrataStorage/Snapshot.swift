@@ -15,6 +15,13 @@ import Foundation
 /// rather than return damaged bytes. A snapshot stays readable after the store is closed.
 public struct Snapshot: Sendable {
     let directory: KeyDirectory
+    /// Lets the store see which snapshots are alive (stats); nil for internal views.
+    let token: SnapshotToken?
+
+    init(directory: KeyDirectory, token: SnapshotToken? = nil) {
+        self.directory = directory
+        self.token = token
+    }
 
     /// The sequence number of the newest commit this snapshot sees.
     public var sequence: UInt64 { directory.sequence }
@@ -57,4 +64,18 @@ public struct Snapshot: Sendable {
     public var tables: [UInt32] {
         directory.tables.keys.sorted()
     }
+}
+
+/// Identifies a live snapshot to its store (for `StoreStats.oldestSnapshotSequence`).
+final class SnapshotToken: Sendable {
+    let sequence: UInt64
+    let created: Double
+    init(sequence: UInt64, created: Double) {
+        self.sequence = sequence
+        self.created = created
+    }
+}
+
+struct WeakSnapshotToken: @unchecked Sendable {
+    weak var token: SnapshotToken?
 }

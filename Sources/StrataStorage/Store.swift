@@ -91,6 +91,19 @@ public final class Store: @unchecked Sendable {
     // Guarded by `fileNumbers`: the next number for a new segment file (log or compacted).
     let fileNumbers: Mutex<UInt32>
 
+    // Guarded by `compactionMonitor`: one compaction at a time; close cancels them.
+    let compactionMonitor = Monitor()
+    var compactionRunning = false
+    var compactionCancelled = false
+    var backgroundCompactionQueued = false
+    var compactionRecheckRequested = false
+    // Guarded by the write gate.
+    var commitsSinceCompactionCheck = 0
+    /// Deleted segments that snapshots may still map (for `stats.pinnedBytes`).
+    let retiredSegments = Mutex<[RetiredSegment]>([])
+    /// Live snapshots, weakly held (for `stats.oldestSnapshot…`).
+    let snapshotRegistry = Mutex<[WeakSnapshotToken]>([])
+
     // Guarded by `syncMonitor`.
     let syncMonitor = Monitor()
     var syncedSequence: UInt64
@@ -175,7 +188,13 @@ public final class Store: @unchecked Sendable {
     /// A consistent, read-only view of the store as of the newest commit. Cheap (O(1)),
     /// `Sendable`, and unaffected by later writes for as long as it lives.
     public func snapshot() -> Snapshot {
-        Snapshot(directory: publishedLock.withLock { $0.directory })
+        let directory = publishedLock.withLock { $0.directory }
+        let token = SnapshotToken(sequence: directory.sequence, created: monotonicSeconds())
+        snapshotRegistry.withLock { tokens in
+            if tokens.count >= 64 { tokens.removeAll { $0.token == nil } }
+            tokens.append(WeakSnapshotToken(token: token))
+        }
+        return Snapshot(directory: directory, token: token)
     }
 
     /// The sequence number of the newest commit visible to readers.
@@ -200,7 +219,8 @@ public final class Store: @unchecked Sendable {
         var live = 0, disk = 0, raw = 0, stored = 0
         for id in state.space.keys.sorted() {
             let space = state.space[id]!
-            details.append(SegmentStats(id: id, diskBytes: space.diskBytes, liveBytes: space.liveBytes, sealed: space.sealed))
+            details.append(SegmentStats(id: id, diskBytes: space.diskBytes, liveBytes: space.liveBytes, sealed: space.sealed,
+                                        compacted: space.kind == .compacted))
             live += space.liveBytes
             disk += space.diskBytes
             raw += space.rawValueBytes
@@ -215,11 +235,22 @@ public final class Store: @unchecked Sendable {
                 }
             }
         }
+        let pinned = retiredSegments.withLock { list -> (bytes: Int, segments: Int) in
+            list.removeAll { $0.region == nil }
+            return (list.reduce(0) { $0 + $1.bytes }, list.count)
+        }
+        let oldest = snapshotRegistry.withLock { tokens -> SnapshotToken? in
+            tokens.removeAll { $0.token == nil }
+            return tokens.compactMap(\.token).min { $0.sequence < $1.sequence }
+        }
         return StoreStats(
             segments: details.count, liveBytes: live, deadBytes: max(0, disk - live), diskBytes: disk + otherFiles,
             keys: state.directory.keyCount, indexBytes: state.directory.memoryBytes,
             compressionRatio: stored > 0 ? Double(raw) / Double(stored) : 1,
-            lastSequence: state.directory.sequence, segmentDetails: details)
+            lastSequence: state.directory.sequence, segmentDetails: details,
+            pinnedBytes: pinned.bytes, pinnedSegments: pinned.segments,
+            oldestSnapshotSequence: oldest?.sequence,
+            oldestSnapshotAge: oldest.map { monotonicSeconds() - $0.created })
     }
 
     /// Takes a fresh segment file number.
@@ -236,6 +267,8 @@ public final class Store: @unchecked Sendable {
     /// releases the lock. Later calls on the store throw ``StoreError/closed``; snapshots
     /// taken before stay readable. Calling `close()` twice is harmless.
     public func close() throws {
+        // A compaction needs the gate to finish, so it is stopped before close takes it.
+        if !options.readOnly { cancelCompactions() }
         try acquireGate(forClose: true)
         defer { releaseGate() }
         let (alreadyClosed, failed) = syncMonitor.withLock { (closed, failure) }

@@ -23,13 +23,14 @@ public enum CompressionMode: Sendable, Equatable {
     case lz4
 }
 
-/// When the store compacts by itself. Compaction arrives with the compaction issue;
-/// the option is accepted now so that configurations stay source-compatible.
+/// When the store compacts by itself, in the background, while readers and writers go on.
 public enum AutoCompaction: Sendable, Equatable {
-    /// Bitcask-like thresholds (see docs/ARCHITECTURE.md).
+    /// Bitcask-like thresholds: ``CompactionPolicy/default``.
     case `default`
     /// Never compact automatically; call `Store.compact()` yourself.
     case disabled
+    /// Your own thresholds.
+    case custom(CompactionPolicy)
 }
 
 /// Options for opening a ``Store``. Every field has a default suited to an app's cache.

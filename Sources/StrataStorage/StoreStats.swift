@@ -12,6 +12,8 @@ public struct SegmentStats: Sendable, Equatable {
     public var deadBytes: Int { max(0, diskBytes - liveBytes) }
     /// Whether the segment is sealed (immutable) or the active one.
     public var sealed: Bool
+    /// Whether the segment was written by compaction.
+    public var compacted: Bool = false
 }
 
 /// A picture of a store's space and index, from ``Store/stats``.
@@ -34,4 +36,13 @@ public struct StoreStats: Sendable, Equatable {
     public var lastSequence: UInt64
     /// Per-segment detail, in segment order.
     public var segmentDetails: [SegmentStats]
+    /// Bytes of segments that compaction deleted but a live snapshot still maps: the disk
+    /// gives them back when those snapshots are gone.
+    public var pinnedBytes: Int = 0
+    /// How many deleted segments are pinned that way.
+    public var pinnedSegments: Int = 0
+    /// The commit sequence of the oldest live snapshot, if any.
+    public var oldestSnapshotSequence: UInt64?
+    /// How long the oldest live snapshot has lived, in seconds.
+    public var oldestSnapshotAge: Double?
 }

@@ -2,7 +2,9 @@
 // given on the command line and commits KillWorkload transactions forever, printing
 // "ack <sequence>" after each commit returns, until the parent kills it.
 //
-//   strata-crash-helper <directory> <full|normal|none> <segment-size>
+//   strata-crash-helper <directory> <full|normal|none> <segment-size> [compact]
+//
+// With `compact`, automatic compaction runs at every opportunity, so kills land in it.
 
 #if canImport(Glibc)
 import Glibc
@@ -16,13 +18,21 @@ func emit(_ line: String, to fd: Int32 = 1) {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4, let segmentSize = Int(arguments[3]) else {
-    emit("usage: strata-crash-helper <directory> <full|normal|none> <segment-size>", to: 2)
+guard arguments.count == 4 || arguments.count == 5, let segmentSize = Int(arguments[3]) else {
+    emit("usage: strata-crash-helper <directory> <full|normal|none> <segment-size> [compact]", to: 2)
     exit(2)
 }
 var options = StoreOptions()
 options.segmentSize = segmentSize
 options.durability = ["full": .full, "normal": .normal, "none": .none][arguments[2]] ?? .full
+if arguments.count == 5 && arguments[4] == "compact" {
+    var policy = CompactionPolicy()
+    policy.minimumDeadBytes = 0
+    policy.triggerDeadFraction = 0.05
+    options.autoCompaction = .custom(policy)
+} else {
+    options.autoCompaction = .disabled
+}
 do {
     let store = try Store(path: arguments[1], options: options)
     emit("ready \(store.lastSequence)")

@@ -42,7 +42,9 @@ final class CorruptionFuzzTests: XCTestCase {
         for name in try FileManager.default.contentsOfDirectory(atPath: dir.path) where name != "LOCK" {
             files[name] = try Data(contentsOf: URL(fileURLWithPath: dir.path + "/" + name))
         }
-        XCTAssertGreaterThan(files.keys.filter { $0.hasSuffix(".hint") }.count, 2)
+        XCTAssertGreaterThanOrEqual(files.keys.filter { $0.hasSuffix(".hint") }.count, 2)
+        XCTAssertTrue(files.keys.contains { $0.hasSuffix(".seg") && files[$0]![16] == SegmentKind.compacted.rawValue },
+                      "the pristine store includes compacted segments")
         return Pristine(files: files, models: models, last: last)
     }
 

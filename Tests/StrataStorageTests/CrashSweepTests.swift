@@ -20,12 +20,15 @@ final class CrashSweepTests: XCTestCase {
 
     /// A deterministic workload: small segments (so sealing and hint files happen), values
     /// that compress and that do not, deletes, rollbacks, and a close/reopen half-way.
-    func recordWorkload(seed: UInt64, transactions: Int, durability: Durability) throws -> Workload {
+    func recordWorkload(seed: UInt64, transactions: Int, durability: Durability, compactEvery: Int? = nil) throws -> Workload {
         var rng = SplitMix64(seed: seed)
         let dir = TemporaryDirectory("crash-src")
         let fs = RecordingFileSystem()
         var opts = options(segmentSize: 4096, durability: durability, fileSystem: fs)
         opts.compressionThreshold = 128
+        var policy = CompactionPolicy()
+        policy.minimumDeadBytes = 0
+        opts.autoCompaction = compactEvery == nil ? .disabled : .custom(policy)
         var store = try Store(directory: dir.url, options: opts)
         var model: Model = [:]
         var models: [UInt64: Model] = [0: [:]]
@@ -34,6 +37,10 @@ final class CrashSweepTests: XCTestCase {
             if i == transactions / 2 {
                 try store.close()
                 store = try Store(directory: dir.url, options: opts)
+            }
+            if let compactEvery, i % compactEvery == compactEvery - 1 {
+                // A full compaction, or the policy's partial one (tombstones kept).
+                if (i / compactEvery) % 2 == 0 { try store.compact() } else { _ = try store.runCompaction(manual: false) }
             }
             let txn = try store.beginTransaction()
             var pending = model
@@ -95,9 +102,18 @@ final class CrashSweepTests: XCTestCase {
     }
 
     func testEveryCrashPointKeepsAcknowledgedCommitsAndNoPartialOnes() throws {
-        for (index, durability) in [Durability.full, .none].enumerated() {
-            let seed = baseSeed &+ 100 &+ UInt64(index)
-            let workload = try recordWorkload(seed: seed, transactions: 40 * fuzzScale, durability: durability)
+        try sweep(label: "", configurations: [(Durability.full, nil), (.none, nil)])
+    }
+
+    func testEveryCrashPointDuringCompactionLosesNothing() throws {
+        try sweep(label: "with compaction ", configurations: [(Durability.full, 7)])
+    }
+
+    private func sweep(label: String, configurations: [(Durability, Int?)]) throws {
+        for (index, (durability, compactEvery)) in configurations.enumerated() {
+            let seed = baseSeed &+ 100 &+ UInt64(index) &+ (compactEvery == nil ? 0 : 50)
+            let workload = try recordWorkload(seed: seed, transactions: 40 * fuzzScale, durability: durability,
+                                              compactEvery: compactEvery)
             var rng = SplitMix64(seed: seed)
             let variants = 2
             var points = 0, recoveryCrashes = 0
@@ -129,7 +145,7 @@ final class CrashSweepTests: XCTestCase {
                     try? FileManager.default.removeItem(atPath: dir)
                 }
             }
-            print("crash sweep \(durability): \(points) crash states checked (\(recoveryCrashes) with a second crash during recovery) over \(workload.operations.count) file operations")
+            print("crash sweep \(label)\(durability): \(points) crash states checked (\(recoveryCrashes) with a second crash during recovery) over \(workload.operations.count) file operations")
         }
     }
 }

@@ -21,18 +21,22 @@ final class KillTests: XCTestCase {
 
     func testSIGKILLNeverLosesAnAcknowledgedCommit() throws {
         for (durability, rounds) in [("full", 20 * fuzzScale), ("none", 10 * fuzzScale)] {
-            try killRounds(durability: durability, rounds: rounds)
+            try killRounds(durability: durability, rounds: rounds, compacting: false)
         }
     }
 
-    private func killRounds(durability: String, rounds: Int) throws {
+    func testSIGKILLDuringCompactionNeverLosesAnAcknowledgedCommit() throws {
+        try killRounds(durability: "full", rounds: 20 * fuzzScale, compacting: true)
+    }
+
+    private func killRounds(durability: String, rounds: Int, compacting: Bool) throws {
         let dir = TemporaryDirectory("kill")
         var rng = SplitMix64(seed: baseSeed &+ 7)
         var finalSequence: UInt64 = 0
         for round in 0 ..< rounds {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: KillTests.helperPath)
-            process.arguments = [dir.path, durability, "16384"]
+            process.arguments = [dir.path, durability, compacting ? "4096" : "16384"] + (compacting ? ["compact"] : [])
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.standardError
@@ -58,7 +62,8 @@ final class KillTests: XCTestCase {
                            "\(durability) round \(round): state is not exactly commit \(recovered)")
             try store.close()
         }
-        print("kill test \(durability): \(rounds) SIGKILL rounds, \(finalSequence) commits in the store at the end")
+        let compacted = compacting ? (try FileManager.default.contentsOfDirectory(atPath: dir.path)).count : 0
+        print("kill test \(durability)\(compacting ? " with auto-compaction" : ""): \(rounds) SIGKILL rounds, \(finalSequence) commits in the store at the end\(compacting ? ", \(compacted) files" : "")")
     }
 }
 

@@ -118,7 +118,8 @@ final class StoreTests: XCTestCase {
 
     func testSegmentsRollAndHintsRebuildTheIndex() throws {
         let dir = TemporaryDirectory()
-        let opts = options(segmentSize: 8192)
+        var opts = options(segmentSize: 8192)
+        opts.autoCompaction = .disabled
         var expected: [[UInt8]: [UInt8]] = [:]
         do {
             let store = try Store(directory: dir.url, options: opts)

@@ -135,6 +135,7 @@ extension Store {
         if options.durability != .full {
             publishedLock.withLock { $0 = state }
         }
+        considerAutomaticCompaction()
     }
 
     /// The offset up to which the active segment is known to be synced.

@@ -1,4 +1,4 @@
-// The 32-byte header that opens every segment file:
+// The 40-byte header that opens every segment file:
 //   0  8  magic "STRATASG"
 //   8  4  format version (1)
 //   12 4  file number (matches the file name)
@@ -6,7 +6,10 @@
 //   17 3  reserved, 0
 //   20 4  replay position, major
 //   24 4  replay position, minor
-//   28 4  crc32c of bytes 0 ..< 28
+//   28 8  compacted: the durable sequence when the compaction took its snapshot (the log
+//         must reach it: records older than it were dropped because newer ones were
+//         durable); log: 0
+//   36 4  crc32c of bytes 0 ..< 36
 //
 // Recovery replays segments in replay-position order. A log segment's position is
 // (its number, 0). A compaction output takes (the major of its newest input, a minor above
@@ -29,16 +32,19 @@ enum SegmentKind: UInt8, Sendable {
 }
 
 enum SegmentHeader {
-    static let size = 32
+    static let size = 40
     static let magic: [UInt8] = Array("STRATASG".utf8)
     static let formatVersion: UInt32 = 1
 
     struct Info: Equatable {
         var kind: SegmentKind
         var position: ReplayPosition
+        /// Compacted segments: the durable sequence their compaction relied on.
+        var reliesOnSequence: UInt64 = 0
     }
 
-    static func encode(number: UInt32, kind: SegmentKind = .log, position: ReplayPosition? = nil) -> [UInt8] {
+    static func encode(number: UInt32, kind: SegmentKind = .log, position: ReplayPosition? = nil,
+                       reliesOnSequence: UInt64 = 0) -> [UInt8] {
         let position = position ?? ReplayPosition(major: number, minor: 0)
         var bytes = magic
         bytes.appendLE32(formatVersion)
@@ -46,6 +52,7 @@ enum SegmentHeader {
         bytes.append(contentsOf: [kind.rawValue, 0, 0, 0])
         bytes.appendLE32(position.major)
         bytes.appendLE32(position.minor)
+        bytes.appendLE64(reliesOnSequence)
         bytes.appendLE32(Checksum.crc32c(bytes))
         return bytes
     }
@@ -67,7 +74,7 @@ enum SegmentHeader {
     static func read(_ bytes: UnsafeRawBufferPointer, number: UInt32) -> Result<Info, Problem> {
         guard bytes.count >= size else { return .failure(.short) }
         guard Array(bytes[0 ..< 8]) == magic else { return .failure(.badMagic) }
-        guard Checksum.crc32c(UnsafeRawBufferPointer(rebasing: bytes[0 ..< 28])) == bytes.le32(28) else {
+        guard Checksum.crc32c(UnsafeRawBufferPointer(rebasing: bytes[0 ..< 36])) == bytes.le32(36) else {
             return .failure(.badChecksum)
         }
         let version = bytes.le32(8)
@@ -77,12 +84,13 @@ enum SegmentHeader {
             return .failure(.malformed("segment header has an unknown kind or reserved bits set"))
         }
         let position = ReplayPosition(major: bytes.le32(20), minor: bytes.le32(24))
-        if kind == .log && position != ReplayPosition(major: number, minor: 0) {
+        let relies = bytes.le64(28)
+        if kind == .log && (position != ReplayPosition(major: number, minor: 0) || relies != 0) {
             return .failure(.malformed("log segment with a foreign replay position"))
         }
         if kind == .compacted && position.minor == 0 {
             return .failure(.malformed("compacted segment without a minor replay position"))
         }
-        return .success(Info(kind: kind, position: position))
+        return .success(Info(kind: kind, position: position, reliesOnSequence: relies))
     }
 }

@@ -30,6 +30,11 @@ struct KeyDirectory: Sendable {
         tables[table]?.lookup(key)
     }
 
+    mutating func removeSealed(_ id: UInt32) {
+        let index = Int(id)
+        if index < sealed.count { sealed[index] = nil }
+    }
+
     @inline(__always)
     func segment(_ id: UInt32) -> SegmentView? {
         if let active, active.id == id { return active }

@@ -26,30 +26,49 @@ enum HintFile {
         var storedValueBytes: Int
     }
 
+    /// Builds a hint file entry by entry (the caller states the count up front).
+    struct Builder {
+        private var out: [UInt8]
+
+        init(segmentID: UInt32, segmentLength: Int, count: Int, lastSequence: UInt64,
+             rawValueBytes: Int, storedValueBytes: Int) {
+            out = HintFile.magic
+            out.reserveCapacity(HintFile.headerSize + count * 40 + 4)
+            out.appendLE32(HintFile.version)
+            out.appendLE32(segmentID)
+            out.appendLE64(UInt64(segmentLength))
+            out.appendLE64(UInt64(count))
+            out.appendLE64(lastSequence)
+            out.appendLE64(UInt64(rawValueBytes))
+            out.appendLE64(UInt64(storedValueBytes))
+            out.appendLE64(0)
+        }
+
+        mutating func add(kind: RecordKind, table: UInt32, key: UnsafeRawBufferPointer, location: Location, sequence: UInt64) {
+            out.append(kind.rawValue)
+            out.append(contentsOf: [0, 0, 0])
+            out.appendLE32(table)
+            out.appendLE32(location.offset)
+            out.appendLE32(location.size)
+            out.appendLE64(sequence)
+            out.appendLE32(UInt32(key.count))
+            out.append(contentsOf: key)
+        }
+
+        mutating func finish() -> [UInt8] {
+            out.appendLE32(Checksum.crc32c(out))
+            return out
+        }
+    }
+
     static func encode(segmentID: UInt32, segmentLength: Int, entries: [ScannedEntry], lastSequence: UInt64,
                        rawValueBytes: Int, storedValueBytes: Int) -> [UInt8] {
-        var out = magic
-        out.reserveCapacity(headerSize + entries.count * 40 + 4)
-        out.appendLE32(version)
-        out.appendLE32(segmentID)
-        out.appendLE64(UInt64(segmentLength))
-        out.appendLE64(UInt64(entries.count))
-        out.appendLE64(lastSequence)
-        out.appendLE64(UInt64(rawValueBytes))
-        out.appendLE64(UInt64(storedValueBytes))
-        out.appendLE64(0)
+        var builder = Builder(segmentID: segmentID, segmentLength: segmentLength, count: entries.count,
+                              lastSequence: lastSequence, rawValueBytes: rawValueBytes, storedValueBytes: storedValueBytes)
         for entry in entries {
-            out.append(entry.kind.rawValue)
-            out.append(contentsOf: [0, 0, 0])
-            out.appendLE32(entry.table)
-            out.appendLE32(entry.location.offset)
-            out.appendLE32(entry.location.size)
-            out.appendLE64(entry.sequence)
-            out.appendLE32(UInt32(entry.key.count))
-            out.append(contentsOf: entry.key)
+            builder.add(kind: entry.kind, table: entry.table, key: entry.key, location: entry.location, sequence: entry.sequence)
         }
-        out.appendLE32(Checksum.crc32c(out))
-        return out
+        return builder.finish()
     }
 
     /// Parses and checks a hint file against the segment it claims to describe. Returns nil

@@ -106,11 +106,17 @@ extension Store {
         }
 
         var lastSequence: UInt64 = 0
+        // A compaction drops old versions only once the newer ones are durable, and records
+        // the sequence it relied on: the log must still reach it, or the log lost synced data.
+        var reliedOn: (sequence: UInt64, segment: UInt32) = (0, 0)
         for segment in found.dropLast() {
             var segmentSpace = SegmentSpace(diskBytes: segment.size, sealed: true, kind: segment.info.kind,
                                             position: segment.info.position)
             lastSequence = try loadSealed(segment, path: path, writable: writable, previousSequence: lastSequence,
                                           directory: &directory, space: &space, segmentSpace: &segmentSpace, fileSystem: fs)
+            if segment.info.reliesOnSequence > reliedOn.sequence {
+                reliedOn = (segment.info.reliesOnSequence, segment.number)
+            }
             space[segment.number] = mergeSpace(space[segment.number], segmentSpace)
             directory.setSealed(SegmentView(id: segment.number, region: segment.region, length: segment.size))
         }
@@ -162,6 +168,11 @@ extension Store {
                 // Make what recovery kept durable, so later watermarks may vouch for it.
                 try file.sync()
             }
+        }
+        if reliedOn.sequence > lastSequence {
+            throw StoreError.corrupted(
+                segment: name, offset: validLength,
+                reason: "the log ends at sequence \(lastSequence) but compacted segment \(segmentName(reliedOn.segment)) relies on sequence \(reliedOn.sequence) being durable: the newest segment lost data that had been synced")
         }
         if let marker {
             guard marker.segmentID == id, marker.segmentLength == originalSize, marker.lastSequence == lastSequence else {

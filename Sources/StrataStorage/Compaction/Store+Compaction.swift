@@ -1,0 +1,495 @@
+// Online compaction: rewrite the live records of wasteful sealed segments into new,
+// compacted segments, switch the index to them, and delete the old files.
+//
+// The steps, and why each is safe (docs/ARCHITECTURE.md, "Compaction"):
+// 1. Plan, under the write gate: sync what is appended, take the writer's index as the
+//    compaction snapshot S, pick the inputs. (Syncing first matters: an input record may
+//    be dropped only if the newer version that replaces it is durable.)
+// 2. Copy, with no lock: every input put that S still points at, and every tombstone still
+//    needed to hide an older record outside the inputs, into `.tmp` output files placed at
+//    replay position (newest input's major, a fresh minor). Sync them and their hints.
+// 3. Publish the outputs: rename, sync the directory. From here a crash leaves inputs and
+//    outputs side by side, which replay to the same state (same records, same sequences).
+// 4. Switch, in batches of `switchBatch` keys under the gate: a key still at its S location
+//    moves to its copy; a key a commit changed meanwhile is left alone. Readers see old or
+//    new locations, both valid, so batches need not be atomic together.
+// 5. Retire the inputs: drop them from the index's segment table, unlink, sync the
+//    directory. Snapshots that still map them keep reading; the space returns when the
+//    last such snapshot goes (stats report it as pinned).
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Why a compaction stopped early (the store is closing); not an error for callers of close.
+struct CompactionCancelled: Error {}
+
+/// One input segment of a compaction.
+private struct CompactionInput {
+    var number: UInt32
+    var kind: SegmentKind
+    var position: ReplayPosition
+    var view: SegmentView
+}
+
+/// An output file being written.
+private final class CompactionOutput {
+    let number: UInt32
+    let position: ReplayPosition
+    let file: any StorageFile
+    let temporaryPath: String
+    var size = SegmentHeader.size
+    let buffer = ByteBuffer(capacity: 1 << 20)
+    var hintEntries: [(kind: RecordKind, table: UInt32, key: [UInt8], location: Location, sequence: UInt64)] = []
+    var maxSequence: UInt64 = 0
+    var rawValueBytes = 0, storedValueBytes = 0
+
+    init(number: UInt32, position: ReplayPosition, file: any StorageFile, temporaryPath: String) {
+        self.number = number
+        self.position = position
+        self.file = file
+        self.temporaryPath = temporaryPath
+    }
+}
+
+/// A key to move from its input location to its copy, if nothing changed it meanwhile.
+private struct PendingSwitch {
+    var table: UInt32
+    var key: IndexKey
+    var old: Location
+    var new: Location
+}
+
+extension Store {
+    /// Keys moved to their copies per hold of the write gate: bounds a writer's wait to
+    /// about a millisecond.
+    static let switchBatch = 4096
+
+    /// Compacts the store now: seals the active segment if it holds data, then rewrites
+    /// every sealed segment that has dead bytes. Blocks until done; readers and writers keep
+    /// working meanwhile (a writer waits at most one switch batch).
+    ///
+    /// - Returns: what was done (``CompactionReport``).
+    /// - Throws: ``StoreError/diskFull(_:)`` (nothing changed; partial output removed),
+    ///   I/O errors, ``StoreError/closed``, ``StoreError/invalidArgument(_:)`` on a read-only store.
+    @discardableResult
+    public func compact() throws -> CompactionReport {
+        do {
+            return try runCompaction(manual: true)
+        } catch is CompactionCancelled {
+            throw StoreError.closed
+        }
+    }
+
+    /// What ``compact()`` would do now, without doing it.
+    public func compactionEstimate() -> CompactionEstimate {
+        let state = publishedLock.withLock { $0 }
+        var estimate = CompactionEstimate(segments: 0, bytes: 0, liveBytes: 0)
+        for (_, space) in state.space where space.diskBytes - space.liveBytes > SegmentHeader.size {
+            estimate.segments += 1
+            estimate.bytes += space.diskBytes
+            estimate.liveBytes += space.liveBytes
+        }
+        return estimate
+    }
+
+    // MARK: Running one compaction
+
+    func runCompaction(manual: Bool) throws -> CompactionReport {
+        guard !options.readOnly else { throw StoreError.invalidArgument("the store was opened read-only") }
+        compactionMonitor.lock()
+        while compactionRunning { compactionMonitor.wait() }
+        if compactionCancelled {
+            compactionMonitor.unlock()
+            throw CompactionCancelled()
+        }
+        compactionRunning = true
+        compactionMonitor.unlock()
+        defer {
+            compactionMonitor.withLock {
+                compactionRunning = false
+                compactionMonitor.broadcast()
+            }
+        }
+        let started = monotonicSeconds()
+        var report = CompactionReport()
+        var longestPause = 0.0
+        report.diskBytesBefore = segmentDiskBytes()
+
+        // 1. Plan.
+        var reliedOn: UInt64 = 0
+        let (snapshot, inputs, outputMajor, firstMinor, prefix) = try withWriterPaused(&longestPause) { () -> (KeyDirectory, [CompactionInput], UInt32, UInt32, Bool) in
+            reliedOn = lastAppendedSequence   // durable: withWriterPaused synced it
+            if manual && activeSize > SegmentHeader.size { try rollSegment() }
+            let inputs = chooseInputs(manual: manual)
+            guard let newest = inputs.map(\.position).max() else {
+                return (writerDirectory, [], 0, 0, true)
+            }
+            let minorsAtMajor = writerSpace.values.compactMap { $0.position?.major == newest.major ? $0.position?.minor : nil }
+            let firstMinor = (minorsAtMajor.max() ?? 0) + 1
+            let outputPosition = ReplayPosition(major: newest.major, minor: firstMinor)
+            let inputNumbers = Set(inputs.map(\.number))
+            let prefix = writerSpace.allSatisfy { number, space in
+                !space.sealed || inputNumbers.contains(number)
+                    || (space.position ?? ReplayPosition(major: number, minor: 0)) > outputPosition
+            }
+            return (writerDirectory, inputs, newest.major, firstMinor, prefix)
+        }
+        guard !inputs.isEmpty else {
+            report.diskBytesAfter = report.diskBytesBefore
+            report.seconds = monotonicSeconds() - started
+            report.longestWriterPause = longestPause
+            return report
+        }
+
+        // 2. Copy live records into .tmp outputs.
+        var outputs: [CompactionOutput] = []
+        var switches: [PendingSwitch] = []
+        do {
+            try copyLiveRecords(inputs: inputs, snapshot: snapshot, dropTombstones: prefix, outputMajor: outputMajor,
+                                firstMinor: firstMinor, reliedOn: reliedOn, outputs: &outputs, switches: &switches,
+                                report: &report)
+            for output in outputs { try finish(output) }
+        } catch {
+            for output in outputs {
+                output.file.close()
+                try? fileSystem.remove(output.temporaryPath)
+                try? fileSystem.remove(path + "/" + hintName(output.number) + ".tmp")
+            }
+            throw error
+        }
+
+        // 3. Publish the outputs durably.
+        for output in outputs {
+            try fileSystem.rename(output.temporaryPath, to: path + "/" + segmentName(output.number))
+            if fileSystem.fileExists(path + "/" + hintName(output.number) + ".tmp") {
+                try fileSystem.rename(path + "/" + hintName(output.number) + ".tmp", to: path + "/" + hintName(output.number))
+            }
+        }
+        try fileSystem.syncDirectory(path)
+        var outputViews: [SegmentView] = []
+        for output in outputs {
+            let region = try output.file.map(length: output.size)
+            output.file.close()
+            outputViews.append(SegmentView(id: output.number, region: region, length: output.size))
+            report.bytesWritten += output.size
+        }
+        report.segmentsWritten = outputs.count
+
+        // 4. Switch, in batches.
+        try withWriterPaused(&longestPause) {
+            for (output, view) in zip(outputs, outputViews) {
+                writerDirectory.setSealed(view)
+                writerSpace[output.number] = SegmentSpace(
+                    diskBytes: output.size, liveBytes: 0, rawValueBytes: output.rawValueBytes,
+                    storedValueBytes: output.storedValueBytes, sealed: true, kind: .compacted, position: output.position)
+            }
+            publishWriterState()
+        }
+        var index = 0
+        while index < switches.count {
+            if compactionMonitor.withLock({ compactionCancelled }) { throw CompactionCancelled() }
+            let end = min(switches.count, index + Store.switchBatch)
+            try withWriterPaused(&longestPause) {
+                for change in switches[index ..< end] {
+                    guard writerDirectory.lookup(table: change.table, key: change.key) == change.old else {
+                        report.recordsSupersededDuringCompaction += 1
+                        continue
+                    }
+                    writerDirectory.put(table: change.table, key: change.key, location: change.new)
+                    writerSpace[change.old.segment]?.liveBytes -= Int(change.old.size)
+                    writerSpace[change.new.segment]?.liveBytes += Int(change.new.size)
+                }
+                publishWriterState()
+            }
+            index = end
+        }
+
+        // 5. Retire the inputs.
+        try withWriterPaused(&longestPause) {
+            for input in inputs {
+                writerDirectory.removeSealed(input.number)
+                writerSpace[input.number] = nil
+            }
+            publishWriterState()
+        }
+        for input in inputs {
+            try fileSystem.remove(path + "/" + segmentName(input.number))
+            try fileSystem.remove(path + "/" + hintName(input.number))
+            retireRegion(input.view.region, number: input.number, bytes: input.view.length)
+        }
+        try fileSystem.syncDirectory(path)
+        report.segmentsCompacted = inputs.count
+        report.diskBytesAfter = segmentDiskBytes()
+        report.seconds = monotonicSeconds() - started
+        report.longestWriterPause = longestPause
+        return report
+    }
+
+    /// Runs `body` holding the write gate, with everything appended so far durable and
+    /// published, and records how long writers were kept waiting.
+    private func withWriterPaused<R>(_ longestPause: inout Double, _ body: () throws -> R) throws -> R {
+        try acquireGate()
+        let paused = monotonicSeconds()
+        defer {
+            longestPause = max(longestPause, monotonicSeconds() - paused)
+            releaseGate()
+        }
+        if let failure = syncMonitor.withLock({ closed ? StoreError.closed : failure }) { throw failure }
+        try waitDurable(lastAppendedSequence)
+        return try body()
+    }
+
+    /// Publishes the writer's state as is (gate held, everything appended durable).
+    private func publishWriterState() {
+        let state = PublishedState(directory: writerDirectory, space: writerSpace)
+        publishedLock.withLock { $0 = state }
+    }
+
+    /// The sealed segments to compact: all with dead bytes (manual), or those the policy
+    /// picks (automatic). Gate held.
+    private func chooseInputs(manual: Bool) -> [CompactionInput] {
+        let sealed = writerSpace.filter { $0.value.sealed }
+        let policy = options.autoCompaction.policy ?? .default
+        let disk = writerSpace.values.reduce(0) { $0 + $1.diskBytes }
+        let dead = writerSpace.values.reduce(0) { $0 + max(0, $1.diskBytes - $1.liveBytes) }
+        let storeDeadFraction = disk > 0 ? Double(dead) / Double(disk) : 0
+        var inputs: [CompactionInput] = []
+        for (number, space) in sealed {
+            let wanted = manual
+                ? space.diskBytes - space.liveBytes > SegmentHeader.size
+                : policy.includes(space, storeDeadFraction: storeDeadFraction, segmentSize: options.segmentSize)
+            guard wanted, let view = writerDirectory.segment(number) else { continue }
+            inputs.append(CompactionInput(number: number, kind: space.kind,
+                                          position: space.position ?? ReplayPosition(major: number, minor: 0), view: view))
+        }
+        // A lone small segment with nothing dead is not worth rewriting.
+        if !manual, inputs.count == 1, let only = inputs.first, let space = writerSpace[only.number],
+           space.diskBytes == space.liveBytes {
+            return []
+        }
+        return inputs.sorted { $0.position < $1.position }
+    }
+
+    /// Step 2: reads every input in replay order and appends what must survive to outputs.
+    private func copyLiveRecords(inputs: [CompactionInput], snapshot: KeyDirectory, dropTombstones: Bool,
+                                 outputMajor: UInt32, firstMinor: UInt32, reliedOn: UInt64, outputs: inout [CompactionOutput],
+                                 switches: inout [PendingSwitch], report: inout CompactionReport) throws {
+        var keptTombstones: [UInt32: Set<IndexKey>] = [:]
+        var nextMinor = firstMinor
+        var current: CompactionOutput?
+        var copied = 0
+        for input in inputs {
+            guard let bytes = input.view.region.bytes(at: 0, count: input.view.length, limit: input.view.length) else {
+                throw StoreError.corrupted(segment: segmentName(input.number), offset: 0, reason: "segment is shorter than its view")
+            }
+            report.bytesRead += input.view.length
+            var entries: [ScannedEntry] = []
+            let outcome = input.kind == .log
+                ? SegmentScanner.scan(bytes, segmentID: input.number, previousSequence: 0) { found, _ in entries.append(contentsOf: found) }
+                : SegmentScanner.scanCompacted(bytes, segmentID: input.number) { found in entries = found }
+            if let damage = outcome.damage {
+                throw StoreError.corrupted(segment: segmentName(input.number), offset: damage.offset, reason: damage.reason)
+            }
+            for entry in entries {
+                let key = IndexKey(entry.key)
+                if entry.kind == .put {
+                    guard snapshot.lookup(table: entry.table, key: key) == entry.location else { continue }
+                } else {
+                    guard !dropTombstones, snapshot.lookup(table: entry.table, key: key) == nil,
+                          keptTombstones[entry.table, default: []].insert(key).inserted else { continue }
+                    report.tombstonesKept += 1
+                }
+                if current == nil || current!.size >= options.segmentSize {
+                    if let full = current { try flushOutput(full) }
+                    current = try startOutput(position: ReplayPosition(major: outputMajor, minor: nextMinor), reliedOn: reliedOn)
+                    nextMinor += 1
+                    outputs.append(current!)
+                }
+                let location = try append(entry, from: bytes, to: current!)
+                if entry.kind == .put {
+                    switches.append(PendingSwitch(table: entry.table, key: key, old: entry.location, new: location))
+                    report.recordsCopied += 1
+                }
+                copied += 1
+                if copied % 4096 == 0, compactionMonitor.withLock({ compactionCancelled }) { throw CompactionCancelled() }
+            }
+        }
+        if let last = current { try flushOutput(last) }
+    }
+
+    private func startOutput(position: ReplayPosition, reliedOn: UInt64) throws -> CompactionOutput {
+        let number = takeFileNumber()
+        let temporary = path + "/" + segmentName(number) + ".tmp"
+        let file = try fileSystem.openFile(temporary, create: true, readOnly: false)
+        let output = CompactionOutput(number: number, position: position, file: file, temporaryPath: temporary)
+        do {
+            try file.truncate(to: 0)
+            try file.write(SegmentHeader.encode(number: number, kind: .compacted, position: position,
+                                                reliesOnSequence: reliedOn), at: 0)
+        } catch {
+            file.close()
+            try? fileSystem.remove(temporary)
+            throw error
+        }
+        return output
+    }
+
+    /// Appends one record to an output, re-encoding it with compression when that now pays;
+    /// returns its new location.
+    private func append(_ entry: ScannedEntry, from segment: UnsafeRawBufferPointer, to output: CompactionOutput) throws -> Location {
+        let offset = output.size + output.buffer.count
+        let source = UnsafeRawBufferPointer(rebasing: segment[Int(entry.location.offset) ..< Int(entry.location.offset + entry.location.size)])
+        guard case .success(let record) = RecordView.parse(source, at: 0) else {
+            throw StoreError.corrupted(segment: segmentName(entry.location.segment), offset: Int(entry.location.offset),
+                                       reason: "record changed under compaction")
+        }
+        let size: Int
+        if record.kind == .put, !record.compressed, options.compression == .lz4,
+           record.rawLength >= options.compressionThreshold {
+            let encoded = RecordFormat.appendRecord(
+                to: output.buffer, kind: .put, table: record.table, sequence: record.sequence, key: record.key,
+                value: record.storedValue, compressAtLeast: options.compressionThreshold)
+            size = encoded.size
+            output.storedValueBytes += encoded.stored
+        } else {
+            output.buffer.reserve(source.count)
+            (output.buffer.base + output.buffer.count).copyMemory(from: source.baseAddress!, byteCount: source.count)
+            output.buffer.count += source.count
+            size = source.count
+            if record.kind == .put { output.storedValueBytes += record.storedValue.count }
+        }
+        if record.kind == .put { output.rawValueBytes += record.rawLength }
+        let location = Location(segment: output.number, offset: UInt32(offset), size: UInt32(size))
+        output.hintEntries.append((record.kind, record.table, Array(record.key), location, record.sequence))
+        output.maxSequence = max(output.maxSequence, record.sequence)
+        if output.buffer.count >= Store.flushThreshold { try flushOutput(output) }
+        return location
+    }
+
+    private func flushOutput(_ output: CompactionOutput) throws {
+        guard output.buffer.count > 0 else { return }
+        guard output.size + output.buffer.count <= Int(UInt32.max) else {
+            throw StoreError.invalidArgument("a compacted segment may not exceed 4 GiB")
+        }
+        try output.file.write(output.buffer.bytes, at: output.size)
+        output.file.startWriteback(offset: output.size, length: output.buffer.count)
+        output.size += output.buffer.count
+        output.buffer.count = 0
+    }
+
+    /// Syncs an output and writes its hint file (still under `.tmp` names).
+    private func finish(_ output: CompactionOutput) throws {
+        try flushOutput(output)
+        try output.file.sync()
+        var builder = HintFile.Builder(segmentID: output.number, segmentLength: output.size,
+                                       count: output.hintEntries.count, lastSequence: output.maxSequence,
+                                       rawValueBytes: output.rawValueBytes, storedValueBytes: output.storedValueBytes)
+        for entry in output.hintEntries {
+            entry.key.withUnsafeBytes { builder.add(kind: entry.kind, table: entry.table, key: $0, location: entry.location,
+                                                    sequence: entry.sequence) }
+        }
+        let hint = builder.finish()
+        let temporary = path + "/" + hintName(output.number) + ".tmp"
+        let file = try fileSystem.openFile(temporary, create: true, readOnly: false)
+        defer { file.close() }
+        try file.truncate(to: 0)
+        try file.write(hint, at: 0)
+        try file.sync()
+    }
+
+    /// Bytes of all segment files the writer knows of.
+    private func segmentDiskBytes() -> Int {
+        publishedLock.withLock { $0 }.space.values.reduce(0) { $0 + $1.diskBytes }
+    }
+
+    // MARK: Automatic compaction
+
+    /// Called after each commit (gate held): asks the policy whether to start a compaction
+    /// in the background. The check walks the segment table, so a store with very many
+    /// segments checks every (segments / 64) commits instead of every commit.
+    func considerAutomaticCompaction() {
+        guard let policy = options.autoCompaction.policy else { return }
+        commitsSinceCompactionCheck += 1
+        guard commitsSinceCompactionCheck >= max(1, writerSpace.count / 64) else { return }
+        commitsSinceCompactionCheck = 0
+        let sealed = writerSpace.values.filter(\.sealed)
+        guard policy.shouldStart(sealed: Array(sealed), all: Array(writerSpace.values), segmentSize: options.segmentSize) else { return }
+        let start: Bool = compactionMonitor.withLock {
+            guard !compactionCancelled else { return false }
+            if compactionRunning || backgroundCompactionQueued {
+                // The running compaction decides whether to go again; make it look once more.
+                compactionRecheckRequested = true
+                return false
+            }
+            backgroundCompactionQueued = true
+            return true
+        }
+        guard start else { return }
+        let started = startThread { [weak self] in
+            guard let self else { return }
+            // Go on while the policy still asks for it and rounds make progress (judged by
+            // each round's own input and output: concurrent writes grow the store meanwhile),
+            // or while commits asked for another look during the last round.
+            while true {
+                let report = try? self.runCompaction(manual: false)
+                let progressed = (report?.bytesRead ?? 0) > (report?.bytesWritten ?? 0)
+                let space = self.publishedLock.withLock { $0 }.space.values
+                let wanted = policy.shouldStart(sealed: space.filter(\.sealed), all: Array(space), segmentSize: self.options.segmentSize)
+                let finished: Bool = self.compactionMonitor.withLock {
+                    let again = (wanted && progressed) || self.compactionRecheckRequested
+                    self.compactionRecheckRequested = false
+                    if !again { self.backgroundCompactionQueued = false }
+                    return !again
+                }
+                if finished { return }
+            }
+        }
+        if !started { compactionMonitor.withLock { backgroundCompactionQueued = false } }
+    }
+
+    /// Stops a running compaction (at its next checkpoint) and waits for it; later ones refuse to start.
+    func cancelCompactions() {
+        compactionMonitor.lock()
+        compactionCancelled = true
+        while compactionRunning || backgroundCompactionQueued { compactionMonitor.wait(seconds: 0.05) }
+        compactionMonitor.unlock()
+    }
+
+    // MARK: Pinned space
+
+    /// Remembers a deleted segment's mapping: its disk space stays allocated until the last
+    /// snapshot that maps it is gone.
+    private func retireRegion(_ region: MappedRegion, number: UInt32, bytes: Int) {
+        retiredSegments.withLock { list in
+            list.removeAll { $0.region == nil }
+            list.append(RetiredSegment(number: number, bytes: bytes, region: region))
+        }
+    }
+}
+
+/// A deleted segment that snapshots may still map.
+struct RetiredSegment {
+    var number: UInt32
+    var bytes: Int
+    weak var region: MappedRegion?
+}
+
+extension AutoCompaction {
+    /// The thresholds in force, or nil when automatic compaction is off.
+    var policy: CompactionPolicy? {
+        switch self {
+        case .default: return .default
+        case .disabled: return nil
+        case .custom(let policy): return policy
+        }
+    }
+}
+
+func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
