@@ -47,6 +47,11 @@ let package = Package(
             name: "StrataStorageTests",
             dependencies: ["StrataStorage", "strata-crash-helper"]
         ),
+        // The `strata` tool, run as a user runs it: as a process, on real stores.
+        .testTarget(
+            name: "StrataToolTests",
+            dependencies: ["StrataStorage", "strata"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

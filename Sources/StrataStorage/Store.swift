@@ -159,6 +159,12 @@ public final class Store: @unchecked Sendable {
         if options.durability == .normal && !options.readOnly {
             startBackgroundSyncer()
         }
+        if !options.readOnly, let shouldCompact = options.shouldCompactOnOpen {
+            let space = recovered.space.values
+            if shouldCompact(space.reduce(0) { $0 + $1.diskBytes }, space.reduce(0) { $0 + $1.liveBytes }) {
+                try compact()
+            }
+        }
     }
 
     /// Opens the store at a file-system path.

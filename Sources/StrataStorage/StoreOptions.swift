@@ -53,6 +53,11 @@ public struct StoreOptions: Sendable {
     /// store while no writer holds it; writes throw `StoreError.invalidArgument`.
     public var readOnly: Bool = false
 
+    /// Asked once at a writable open, with the bytes of all segment files and the bytes of
+    /// live records: return true to compact before `Store(…)` returns. This is what
+    /// `Realm.Configuration.shouldCompactOnLaunch` maps onto. Default nil (never).
+    public var shouldCompactOnOpen: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
+
     /// The file layer under the engine; tests inject faults here.
     var fileSystem: any FileSystem = PosixFileSystem()
 

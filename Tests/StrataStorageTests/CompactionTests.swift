@@ -176,6 +176,29 @@ final class CompactionTests: XCTestCase {
         try store.close()
     }
 
+    func testCompactOnOpenHookSeesTheSpaceAndDecides() throws {
+        let dir = TemporaryDirectory("compact-on-open")
+        var opts = options(segmentSize: 4096)
+        opts.autoCompaction = .disabled
+        do {
+            let store = try Store(directory: dir.url, options: opts)
+            for n in 0 ..< 60 { try store.write { try $0.put(table: 1, key: key(n % 6), value: value(UInt64(n), length: 300)) } }
+            try store.close()
+        }
+        let asked = Mutex<(Int, Int)?>(nil)
+        opts.shouldCompactOnOpen = { total, used in
+            asked.withLock { $0 = (total, used) }
+            return total > 2 * used
+        }
+        let store = try Store(directory: dir.url, options: opts)
+        let (total, used) = try XCTUnwrap(asked.withLock { $0 })
+        XCTAssertGreaterThan(total, 2 * used)
+        let stats = store.stats
+        XCTAssertLessThan(stats.liveBytes + stats.deadBytes, total / 2, "compacted before the open returned")
+        XCTAssertEqual(stats.keys, 6)
+        try store.close()
+    }
+
     func testPinnedSpaceIsReleasedWithTheSnapshot() throws {
         let dir = TemporaryDirectory("pinned")
         var opts = options(segmentSize: 4096)

@@ -1,6 +1,10 @@
-// strata: the command-line tool. One file per command; this one is the root.
+// strata: the command-line tool. One file per command; this one is the root and the
+// process's exit-code policy: 0 ok, 1 the store is damaged or the command failed,
+// 2 bad usage. Errors are one line on stderr.
 
 import ArgumentParser
+import Foundation
+import Strata
 
 @main
 struct StrataCommand: ParsableCommand {
@@ -8,5 +12,88 @@ struct StrataCommand: ParsableCommand {
         commandName: "strata",
         abstract: "Inspect and maintain Strata stores.",
         discussion: "Exit codes: 0 ok, 1 the store is damaged or the command failed, 2 bad usage.",
-        subcommands: [DemoCommand.self])
+        subcommands: [CompactCommand.self, VerifyCommand.self, StatsCommand.self, DumpCommand.self, DemoCommand.self])
+
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
+        } catch let error as StoreError {
+            fail("strata: \(error)", code: 1)
+        } catch let error as CommandFailure {
+            fail("strata: \(error.message)", code: 1)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            // Everything ArgumentParser rejects is bad usage.
+            let message = fullMessage(for: error)
+            FileHandle.standardError.write(Data((message.isEmpty ? "strata: bad usage" : message).utf8 + [0x0A]))
+            Foundation.exit(code == .validationFailure ? 2 : 1)
+        }
+    }
+
+    static func fail(_ line: String, code: Int32) -> Never {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+        Foundation.exit(code)
+    }
+}
+
+/// A failure the tool reports on one line of stderr, with exit code 1.
+struct CommandFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+/// Options shared by the commands that open a store.
+struct StoreArgument: ParsableArguments {
+    @Argument(help: "The store's directory.")
+    var store: String
+
+    func open(readOnly: Bool) throws -> Store {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: store, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CommandFailure(message: "no store at \(store) (not a directory)")
+        }
+        var options = StoreOptions()
+        options.readOnly = readOnly
+        options.autoCompaction = .disabled
+        return try Store(path: store, options: options)
+    }
+}
+
+/// Progress on stderr, only when stderr is a terminal.
+struct Progress {
+    let enabled = isatty(2) == 1
+    let label: String
+
+    func update(_ done: Int, _ total: Int) {
+        guard enabled, total > 0 else { return }
+        let percent = min(100, done * 100 / total)
+        FileHandle.standardError.write(Data("\r\(label)… \(percent)%".utf8))
+    }
+
+    func status(_ text: String) {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\(label)… \(text)".utf8))
+    }
+
+    func finish() {
+        guard enabled else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    }
+}
+
+func formatBytes(_ bytes: Int) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    var value = Double(bytes), unit = 0
+    while abs(value) >= 1024 && unit < units.count - 1 {
+        value /= 1024
+        unit += 1
+    }
+    return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
 }
