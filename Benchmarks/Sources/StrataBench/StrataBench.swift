@@ -36,8 +36,11 @@ struct StrataBench: ParsableCommand {
             return
         }
         let rows = try engine.run(rounds: rounds)
+        let compaction = try CompactionBenchmarks(records: records, valueSize: valueSize, workDirectory: work).run()
         print("## Storage engine\n")
         print("`make bench` (release build), \(ProcessInfo.processInfo.activeProcessorCount) cores, medians of \(rounds) interleaved rounds, files in \(work)\n")
         print(markdownTable(rows))
+        print("\n## Compaction\n")
+        print(markdownTable(compaction))
     }
 }

@@ -145,8 +145,9 @@ extension Store {
 
     // MARK: Sealing
 
-    /// Seals the full active segment (sync, hint file) and starts the next one.
-    func rollSegment() throws {
+    /// Seals the full active segment (sync, hint file unless `writeHint` is false) and
+    /// starts the next one.
+    func rollSegment(writeHint: Bool = true) throws {
         guard let oldFile = activeFile else { return }
         let oldID = activeID, oldSize = activeSize
         do {
@@ -173,7 +174,7 @@ extension Store {
             newFile.close()
             throw error
         }
-        writeHintForSealed(id: oldID, region: activeRegion, length: oldSize)
+        if writeHint { writeHintForSealed(id: oldID, region: activeRegion, length: oldSize) }
         writerDirectory.setSealed(SegmentView(id: oldID, region: activeRegion, length: oldSize))
         writerSpace[oldID]?.sealed = true
         writerSpace[oldID]?.diskBytes = oldSize

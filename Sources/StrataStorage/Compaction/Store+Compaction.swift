@@ -60,6 +60,7 @@ private struct PendingSwitch {
     var key: IndexKey
     var old: Location
     var new: Location
+    var tag: UInt32
 }
 
 extension Store {
@@ -118,11 +119,14 @@ extension Store {
         var longestPause = 0.0
         report.diskBytesBefore = segmentDiskBytes()
 
-        // 1. Plan.
+        // 1. Plan. Syncing first, outside the gate, leaves little for the gate-held sync to do.
+        try sync()
         var reliedOn: UInt64 = 0
         let (snapshot, inputs, outputMajor, firstMinor, prefix) = try withWriterPaused(&longestPause) { () -> (KeyDirectory, [CompactionInput], UInt32, UInt32, Bool) in
-            reliedOn = lastAppendedSequence   // durable: withWriterPaused synced it
-            if manual && activeSize > SegmentHeader.size { try rollSegment() }
+            try waitDurable(lastAppendedSequence)   // older versions are dropped only behind durable newer ones
+            reliedOn = lastAppendedSequence
+            // The segment sealed here is compacted at once: no hint file for it.
+            if manual && activeSize > SegmentHeader.size { try rollSegment(writeHint: false) }
             let inputs = chooseInputs(manual: manual)
             guard let newest = inputs.map(\.position).max() else {
                 return (writerDirectory, [], 0, 0, true)
@@ -178,7 +182,9 @@ extension Store {
         }
         report.segmentsWritten = outputs.count
 
-        // 4. Switch, in batches.
+        // 4. Switch, in batches. Sorted by hash tag, a batch touches a contiguous run of index
+        // pages, so each page is copied (after the previous batch's publication) once at most.
+        switches.sort { $0.tag < $1.tag }
         try withWriterPaused(&longestPause) {
             for (output, view) in zip(outputs, outputViews) {
                 writerDirectory.setSealed(view)
@@ -228,8 +234,8 @@ extension Store {
         return report
     }
 
-    /// Runs `body` holding the write gate, with everything appended so far durable and
-    /// published, and records how long writers were kept waiting.
+    /// Runs `body` holding the write gate, with everything appended so far published (and,
+    /// with `.full`, durable), and records how long writers were kept waiting.
     private func withWriterPaused<R>(_ longestPause: inout Double, _ body: () throws -> R) throws -> R {
         try acquireGate()
         let paused = monotonicSeconds()
@@ -238,7 +244,9 @@ extension Store {
             releaseGate()
         }
         if let failure = syncMonitor.withLock({ closed ? StoreError.closed : failure }) { throw failure }
-        try waitDurable(lastAppendedSequence)
+        // With `.full`, readers must only see synced commits, and the writer's state may hold
+        // one whose sync is in flight. Other modes publish commits as they are appended.
+        if options.durability == .full { try waitDurable(lastAppendedSequence) }
         return try body()
     }
 
@@ -277,6 +285,17 @@ extension Store {
     private func copyLiveRecords(inputs: [CompactionInput], snapshot: KeyDirectory, dropTombstones: Bool,
                                  outputMajor: UInt32, firstMinor: UInt32, reliedOn: UInt64, outputs: inout [CompactionOutput],
                                  switches: inout [PendingSwitch], report: inout CompactionReport) throws {
+        // Which input records are live: one pass over the index marks them in a bitmap per
+        // input (a bit per 8-byte offset), instead of a random index lookup per record.
+        var liveBits: [UInt32: [UInt64]] = [:]
+        for input in inputs { liveBits[input.number] = [UInt64](repeating: 0, count: input.view.length / 512 + 1) }
+        for (_, index) in snapshot.tables {
+            index.forEachLocation { location in
+                guard liveBits[location.segment] != nil else { return }
+                let bit = Int(location.offset) / 8
+                liveBits[location.segment]![bit >> 6] |= 1 << UInt64(bit & 63)
+            }
+        }
         var keptTombstones: [UInt32: Set<IndexKey>] = [:]
         var nextMinor = firstMinor
         var current: CompactionOutput?
@@ -293,11 +312,14 @@ extension Store {
             if let damage = outcome.damage {
                 throw StoreError.corrupted(segment: segmentName(input.number), offset: damage.offset, reason: damage.reason)
             }
+            let bits = liveBits[input.number]!
             for entry in entries {
-                let key = IndexKey(entry.key)
                 if entry.kind == .put {
-                    guard snapshot.lookup(table: entry.table, key: key) == entry.location else { continue }
-                } else {
+                    let bit = Int(entry.location.offset) / 8
+                    guard bits[bit >> 6] & (1 << UInt64(bit & 63)) != 0 else { continue }
+                }
+                let key = IndexKey(entry.key)
+                if entry.kind == .delete {
                     guard !dropTombstones, snapshot.lookup(table: entry.table, key: key) == nil,
                           keptTombstones[entry.table, default: []].insert(key).inserted else { continue }
                     report.tombstonesKept += 1
@@ -310,7 +332,8 @@ extension Store {
                 }
                 let location = try append(entry, from: bytes, to: current!)
                 if entry.kind == .put {
-                    switches.append(PendingSwitch(table: entry.table, key: key, old: entry.location, new: location))
+                    switches.append(PendingSwitch(table: entry.table, key: key, old: entry.location, new: location,
+                                                  tag: HashIndex.tag(HashIndex.hash(key))))
                     report.recordsCopied += 1
                 }
                 copied += 1
@@ -342,10 +365,8 @@ extension Store {
     private func append(_ entry: ScannedEntry, from segment: UnsafeRawBufferPointer, to output: CompactionOutput) throws -> Location {
         let offset = output.size + output.buffer.count
         let source = UnsafeRawBufferPointer(rebasing: segment[Int(entry.location.offset) ..< Int(entry.location.offset + entry.location.size)])
-        guard case .success(let record) = RecordView.parse(source, at: 0) else {
-            throw StoreError.corrupted(segment: segmentName(entry.location.segment), offset: Int(entry.location.offset),
-                                       reason: "record changed under compaction")
-        }
+        // The scan that produced `entry` already checked this record's checksum.
+        let record = RecordView.unchecked(source)
         let size: Int
         if record.kind == .put, !record.compressed, options.compression == .lz4,
            record.rawLength >= options.compressionThreshold {

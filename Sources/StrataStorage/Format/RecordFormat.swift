@@ -160,6 +160,18 @@ struct RecordView {
             rawLength: raw, size: size))
     }
 
+    /// A view of a record that a scan has already parsed and checked.
+    static func unchecked(_ bytes: UnsafeRawBufferPointer) -> RecordView {
+        let keyLength = Int(bytes.le32(12)), stored = Int(bytes.le32(16))
+        let keyStart = RecordFormat.headerSize
+        return RecordView(
+            kind: RecordKind(rawValue: bytes[4])!, compressed: bytes[5] & RecordFormat.flagCompressed != 0,
+            table: bytes.le32(8), sequence: bytes.le64(24),
+            key: UnsafeRawBufferPointer(rebasing: bytes[keyStart ..< keyStart + keyLength]),
+            storedValue: UnsafeRawBufferPointer(rebasing: bytes[keyStart + keyLength ..< keyStart + keyLength + stored]),
+            rawLength: Int(bytes.le32(20)), size: RecordFormat.recordSize(keyLength: keyLength, storedLength: stored))
+    }
+
     /// Commit payload fields (valid only for kind == .commit).
     var commitRecordCount: Int { Int(storedValue.le32(0)) }
     var commitDurableWatermark: UInt64 { storedValue.le64(8) }

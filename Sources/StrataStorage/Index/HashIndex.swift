@@ -338,6 +338,21 @@ struct HashIndex: Sendable {
         try HashIndex.visit(root, body)
     }
 
+    /// Calls `body` with every entry's location, without materialising keys (compaction's
+    /// liveness pass walks the whole index this way, page by page).
+    func forEachLocation(_ body: (Location) -> Void) {
+        guard let root else { return }
+        HashIndex.visitLocations(root, body)
+    }
+
+    private static func visitLocations(_ node: IndexNode, _ body: (Location) -> Void) {
+        if let slots = node.slots {
+            for i in 0 ..< node.capacity where slots[i].tag != 0 { body(slots[i].location) }
+        } else {
+            for child in node.children { if let child { visitLocations(child, body) } }
+        }
+    }
+
     private static func visit(_ node: IndexNode, _ body: (IndexKey, Location) throws -> Void) rethrows {
         if let slots = node.slots {
             for i in 0 ..< node.capacity where slots[i].tag != 0 { try body(slots[i].key, slots[i].location) }
