@@ -23,12 +23,13 @@ demo: deps
 test: deps
 	$(SWIFT) build --build-tests
 	@mkdir -p .build
-	@set -o pipefail; $(SWIFT) test --skip-build --disable-swift-testing 2>&1 | tee .build/test-output.log
-	@awk '/Executed [0-9]+ tests?, with [0-9]+ failures?/ { n = $$2; f = $$5 } END { if (n != "") printf "%d passed, %d failed\n", n - f, f }' .build/test-output.log
+	@set -o pipefail; $(SWIFT) test --skip-build --disable-swift-testing 2>&1 | tee .build/test-output.log; status=$$?; \
+	awk '/Executed [0-9]+ tests?, with [0-9]+ failures?/ { n = $$2; f = $$5 } END { if (n != "") printf "%d passed, %d failed\n", n - f, f }' .build/test-output.log; \
+	exit $$status
 
 # The concurrency tests under ThreadSanitizer (own build folder, so it does not evict the debug build).
 tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --filter 'StrataStorageTests.ConcurrencyTests'
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --disable-swift-testing --filter 'StrataStorageTests.ConcurrencyTests|StrataStorageTests.CompactionTests/testReadersWriters'
 
 # The benchmark suite (its own package; builds GRDB in release mode).
 bench: deps

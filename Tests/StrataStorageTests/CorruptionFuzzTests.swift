@@ -17,10 +17,14 @@ final class CorruptionFuzzTests: XCTestCase {
         var rng = SplitMix64(seed: baseSeed &+ 300)
         var opts = options(segmentSize: 8192)
         opts.compressionThreshold = 100
+        opts.autoCompaction = .disabled
         let store = try Store(directory: dir.url, options: opts)
         var model: Model = [:]
         var models: [UInt64: Model] = [0: [:]]
-        for _ in 0 ..< 120 {
+        for round in 0 ..< 120 {
+            // Half-way, a compaction: the store then holds compacted segments, sealed log
+            // segments with hint files, and an active segment.
+            if round == 60 { try store.compact() }
             let seq = try store.write { txn in
                 for _ in 0 ..< Int(rng.next() % 4) + 1 {
                     let t = UInt32(rng.next() % 2), k = key(Int(rng.next() % 60))
