@@ -15,7 +15,6 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -74,7 +73,7 @@ public final class Store: @unchecked Sendable {
     let fileLock: any FileLock
 
     // Guarded by `publishedLock`.
-    let publishedLock: Mutex<PublishedState>
+    let publishedLock: Locked<PublishedState>
 
     // Guarded by the write gate (`gateMonitor` + `gateBusy`).
     let gateMonitor = Monitor()
@@ -89,7 +88,7 @@ public final class Store: @unchecked Sendable {
     var lastAppendedSequence: UInt64
 
     // Guarded by `fileNumbers`: the next number for a new segment file (log or compacted).
-    let fileNumbers: Mutex<UInt32>
+    let fileNumbers: Locked<UInt32>
 
     // Guarded by `compactionMonitor`: one compaction at a time; close cancels them.
     let compactionMonitor = Monitor()
@@ -100,9 +99,9 @@ public final class Store: @unchecked Sendable {
     // Guarded by the write gate.
     var commitsSinceCompactionCheck = 0
     /// Deleted segments that snapshots may still map (for `stats.pinnedBytes`).
-    let retiredSegments = Mutex<[RetiredSegment]>([])
+    let retiredSegments = Locked<[RetiredSegment]>([])
     /// Live snapshots, weakly held (for `stats.oldestSnapshot…`).
-    let snapshotRegistry = Mutex<[WeakSnapshotToken]>([])
+    let snapshotRegistry = Locked<[WeakSnapshotToken]>([])
 
     // Guarded by `syncMonitor`.
     let syncMonitor = Monitor()
@@ -142,7 +141,7 @@ public final class Store: @unchecked Sendable {
             fileLock.unlock()
             throw error
         }
-        publishedLock = Mutex(PublishedState(directory: recovered.directory, space: recovered.space))
+        publishedLock = Locked(PublishedState(directory: recovered.directory, space: recovered.space))
         writerDirectory = recovered.directory
         writerSpace = recovered.space
         activeFile = recovered.activeFile
@@ -150,7 +149,7 @@ public final class Store: @unchecked Sendable {
         activeSize = recovered.activeSize
         activeRegion = recovered.activeRegion
         lastAppendedSequence = recovered.directory.sequence
-        fileNumbers = Mutex(recovered.nextFileNumber)
+        fileNumbers = Locked(recovered.nextFileNumber)
         syncedSequence = recovered.directory.sequence
         appendedSequence = recovered.directory.sequence
         syncedEnd = (recovered.activeID, recovered.activeSize)

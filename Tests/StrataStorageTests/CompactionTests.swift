@@ -130,9 +130,9 @@ final class CompactionTests: XCTestCase {
         }
         let pinnedView = store.snapshot()
         let expectedOld = try contents(of: pinnedView)
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         let stop = Atomic<Bool>(false)
-        let reports = Mutex<[CompactionReport]>([])
+        let reports = Locked<[CompactionReport]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { worker in
             switch worker {
             case 0: // writer
@@ -185,7 +185,7 @@ final class CompactionTests: XCTestCase {
             for n in 0 ..< 60 { try store.write { try $0.put(table: 1, key: key(n % 6), value: value(UInt64(n), length: 300)) } }
             try store.close()
         }
-        let asked = Mutex<(Int, Int)?>(nil)
+        let asked = Locked<(Int, Int)?>(nil)
         opts.shouldCompactOnOpen = { total, used in
             asked.withLock { $0 = (total, used) }
             return total > 2 * used

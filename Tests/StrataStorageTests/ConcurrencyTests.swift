@@ -21,7 +21,7 @@ final class ConcurrencyTests: XCTestCase {
             for i in 0 ..< groupSize { try txn.put(table: 1, key: groupKey(i), value: Array("0".utf8)) }
         }
         let writers = 4, commitsPerWriter = 150 * fuzzScale, readers = 3
-        let failures = Mutex<[String]>([])
+        let failures = Locked<[String]>([])
         let done = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: writers + readers) { worker in
             func fail(_ message: String) { failures.withLock { $0.append(message) } }

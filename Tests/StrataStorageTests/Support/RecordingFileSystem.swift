@@ -32,7 +32,7 @@ struct FaultPlan: Sendable {
 
 final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     private let real = PosixFileSystem()
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     struct State {
         var operations: [FileOperation] = []
