@@ -33,6 +33,11 @@ struct StrataBench: ParsableCommand {
                                       workDirectory: work)
         if strataOnly {
             try engine.profileStrata()
+            let store = try CompactionBenchmarks(records: records, valueSize: valueSize, workDirectory: work)
+                .buildFragmentedStore(at: work + "/compaction")
+            let report = try store.compact()
+            FileHandle.standardError.write(Data("compaction: \(report.bytesRead >> 20) MiB in \(String(format: "%.2f", report.seconds)) s\n".utf8))
+            try store.close()
             return
         }
         let rows = try engine.run(rounds: rounds)

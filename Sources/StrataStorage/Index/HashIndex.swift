@@ -272,6 +272,33 @@ struct HashIndex: Sendable {
         }
     }
 
+    /// Moves `key` to `new` only if it is still at `expected` (one traversal: compaction's
+    /// switch). Returns whether it moved.
+    mutating func replace(_ key: IndexKey, tag: UInt32, expected: Location, with new: Location) -> Bool {
+        guard root != nil else { return false }
+        if !isKnownUniquelyReferenced(&root!) { root = IndexNode(copying: root!) }
+        var node = root!
+        while true {
+            let index = node.childIndex(tag)
+            guard node.children[index] != nil else { return false }
+            if !isKnownUniquelyReferenced(&node.children[index]) {
+                node.children[index] = IndexNode(copying: node.children[index]!)
+            }
+            let child = node.children[index]!
+            if !child.isLeaf {
+                node = child
+                continue
+            }
+            guard let i = child.find(key, tag: tag) else { return false }
+            let slots = child.slots!
+            guard slots[i].location == expected else { return false }
+            slots[i].segment = new.segment
+            slots[i].offset = new.offset
+            slots[i].size = new.size
+            return true
+        }
+    }
+
     /// Removes `key`; returns the location it had.
     @discardableResult
     mutating func remove(_ key: IndexKey) -> Location? {

@@ -26,9 +26,11 @@ enum HintFile {
         var storedValueBytes: Int
     }
 
-    /// Builds a hint file entry by entry (the caller states the count up front).
+    /// Builds a hint file entry by entry. Header fields not known until the end (entry
+    /// count, segment length, sequence and value byte totals) can be set by `finish`.
     struct Builder {
         private var out: [UInt8]
+        private(set) var count = 0
 
         init(segmentID: UInt32, segmentLength: Int, count: Int, lastSequence: UInt64,
              rawValueBytes: Int, storedValueBytes: Int) {
@@ -45,6 +47,7 @@ enum HintFile {
         }
 
         mutating func add(kind: RecordKind, table: UInt32, key: UnsafeRawBufferPointer, location: Location, sequence: UInt64) {
+            count += 1
             out.append(kind.rawValue)
             out.append(contentsOf: [0, 0, 0])
             out.appendLE32(table)
@@ -58,6 +61,19 @@ enum HintFile {
         mutating func finish() -> [UInt8] {
             out.appendLE32(Checksum.crc32c(out))
             return out
+        }
+
+        /// Finishes with the header's totals replaced by their final values.
+        mutating func finish(segmentLength: Int, lastSequence: UInt64, rawValueBytes: Int, storedValueBytes: Int) -> [UInt8] {
+            out.withUnsafeMutableBytes { raw in
+                let p = raw.baseAddress!
+                p.storeLE64(UInt64(segmentLength), at: 16)
+                p.storeLE64(UInt64(count), at: 24)
+                p.storeLE64(lastSequence, at: 32)
+                p.storeLE64(UInt64(rawValueBytes), at: 40)
+                p.storeLE64(UInt64(storedValueBytes), at: 48)
+            }
+            return finish()
         }
     }
 
