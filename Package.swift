@@ -50,7 +50,7 @@ let package = Package(
         // The `strata` tool, run as a user runs it: as a process, on real stores.
         .testTarget(
             name: "StrataToolTests",
-            dependencies: ["StrataStorage", "strata"]
+            dependencies: ["Strata", "StrataStorage", "strata"]
         ),
     ],
     swiftLanguageModes: [.v6]

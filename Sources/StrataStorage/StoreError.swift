@@ -29,6 +29,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The store was written by a format this build does not read.
     case formatVersion(found: Int, supported: Int)
 
+    /// A sentence saying what went wrong, where, and what to do.
     public var description: String {
         switch self {
         case .locked(let path):

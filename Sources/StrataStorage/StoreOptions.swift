@@ -61,6 +61,7 @@ public struct StoreOptions: Sendable {
     /// The file layer under the engine; tests inject faults here.
     var fileSystem: any FileSystem = PosixFileSystem()
 
+    /// Every option at its default.
     public init() {}
 
     /// The largest key accepted, in bytes.

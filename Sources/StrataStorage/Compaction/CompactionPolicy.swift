@@ -29,6 +29,7 @@ public struct CompactionPolicy: Sendable, Equatable {
     /// A sealed segment smaller than this fraction of `segmentSize` is included (default 0.25).
     public var smallSegmentFraction: Double = 0.25
 
+    /// The default thresholds; change the fields you want.
     public init() {}
 
     /// The default thresholds, documented on each property.
@@ -62,21 +63,25 @@ public struct CompactionReport: Sendable, Equatable {
     public var segmentsCompacted = 0
     /// New (compacted) segments written.
     public var segmentsWritten = 0
-    /// Bytes of all segment files before and after.
+    /// Bytes of all segment files before the compaction.
     public var diskBytesBefore = 0
+    /// Bytes of all segment files after it (commits made meanwhile included).
     public var diskBytesAfter = 0
     /// Bytes the compaction gave back to the file system.
     public var reclaimedBytes: Int { max(0, diskBytesBefore - diskBytesAfter) }
-    /// Bytes read from the compacted segments and written to the new ones.
+    /// Bytes read from the compacted segments.
     public var bytesRead = 0
+    /// Bytes written to the new, compacted segments.
     public var bytesWritten = 0
-    /// Live records copied, tombstones kept (still needed to hide older records), and live
-    /// records left out because a commit replaced them while the compaction ran.
+    /// Live records copied.
     public var recordsCopied = 0
+    /// Tombstones kept because they still hide older records outside the compaction.
     public var tombstonesKept = 0
+    /// Copied records left unused because a commit replaced them while the compaction ran.
     public var recordsSupersededDuringCompaction = 0
-    /// Wall-clock duration, and the longest time a writer had to wait for the compaction.
+    /// Wall-clock duration, in seconds.
     public var seconds = 0.0
+    /// The longest time the compaction held the write gate (a writer's longest wait on it), in seconds.
     public var longestWriterPause = 0.0
 }
 
@@ -89,5 +94,6 @@ public struct CompactionEstimate: Sendable, Equatable {
     public var bytes: Int
     /// Bytes that would stay (their live records); the rest would be reclaimed.
     public var liveBytes: Int
+    /// Bytes the compaction would give back.
     public var reclaimableBytes: Int { max(0, bytes - liveBytes) }
 }

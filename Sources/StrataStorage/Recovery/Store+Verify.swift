@@ -3,19 +3,27 @@
 
 /// One problem found by ``Store/verify(progress:)``.
 public struct VerificationProblem: Sendable, Equatable, CustomStringConvertible {
-    /// The file (`NNNNNNNN.seg`) and byte offset of the problem.
+    /// The file (`NNNNNNNN.seg`) of the problem.
     public var segment: String
+    /// The byte offset of the problem in that file.
     public var offset: Int
+    /// What is wrong there.
     public var reason: String
+    /// "<segment> at offset <n>: <reason>".
     public var description: String { "\(segment) at offset \(offset): \(reason)" }
 }
 
 /// What ``Store/verify(progress:)`` checked and found.
 public struct VerificationReport: Sendable, Equatable {
+    /// Segment files read.
     public var segmentsChecked = 0
+    /// Records read and checked (puts, tombstones, commit records).
     public var recordsChecked = 0
+    /// Bytes of segment files read.
     public var bytesChecked = 0
+    /// Index entries followed to their records.
     public var keysChecked = 0
+    /// Everything found wrong, each with its file and offset.
     public var problems: [VerificationProblem] = []
     /// True when nothing is wrong.
     public var isClean: Bool { problems.isEmpty }
