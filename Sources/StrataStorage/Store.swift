@@ -300,24 +300,7 @@ public final class Store: @unchecked Sendable {
 
     private func writeCleanShutdownMarker() throws {
         let marker = CleanShutdown.Marker(segmentID: activeID, segmentLength: activeSize, lastSequence: lastAppendedSequence)
-        try writeFileAtomically(name: CleanShutdown.fileName, bytes: CleanShutdown.encode(marker))
-    }
-
-    /// Writes `bytes` to `name` through a temporary file, sync and rename, then syncs the directory.
-    func writeFileAtomically(name: String, bytes: [UInt8]) throws {
-        let temporary = path + "/" + name + ".tmp"
-        let file = try fileSystem.openFile(temporary, create: true, readOnly: false)
-        do {
-            try file.truncate(to: 0)
-            try file.write(bytes, at: 0)
-            try file.sync()
-            file.close()
-        } catch {
-            file.close()
-            try? fileSystem.remove(temporary)
-            throw error
-        }
-        try fileSystem.rename(temporary, to: path + "/" + name)
-        try fileSystem.syncDirectory(path)
+        try Store.writeFileAtomically(directory: path, name: CleanShutdown.fileName,
+                                      bytes: CleanShutdown.encode(marker), fileSystem: fileSystem)
     }
 }

@@ -294,7 +294,13 @@ extension Store {
     }
 
     static func writeHint(path: String, id: UInt32, bytes: [UInt8], fileSystem fs: any FileSystem) throws {
-        let temporary = path + "/" + hintName(id) + ".tmp"
+        try writeFileAtomically(directory: path, name: hintName(id), bytes: bytes, fileSystem: fs)
+    }
+
+    /// Writes `bytes` to `name` through a temporary file, sync and rename, then syncs the
+    /// directory: a reader sees the old file or the whole new one, never part of it.
+    static func writeFileAtomically(directory path: String, name: String, bytes: [UInt8], fileSystem fs: any FileSystem) throws {
+        let temporary = path + "/" + name + ".tmp"
         let file = try fs.openFile(temporary, create: true, readOnly: false)
         do {
             try file.truncate(to: 0)
@@ -306,7 +312,7 @@ extension Store {
             try? fs.remove(temporary)
             throw error
         }
-        try fs.rename(temporary, to: path + "/" + hintName(id))
+        try fs.rename(temporary, to: path + "/" + name)
         try fs.syncDirectory(path)
     }
 
