@@ -235,6 +235,26 @@ final class StoreTests: XCTestCase {
         XCTAssertTrue(StoreError.closed.description.contains("closed"))
     }
 
+    func testASegmentOfAnotherFormatVersionIsRefusedByName() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let store = try Store(directory: dir.url)
+            try store.write { try $0.put(table: 1, key: bytes("k"), value: bytes("v")) }
+            try store.close()
+        }
+        // Rewrite the header as a future version 2 would (with a valid checksum).
+        let url = URL(fileURLWithPath: dir.path + "/00000001.seg")
+        var data = try Data(contentsOf: url)
+        data.replaceSubrange(8 ..< 12, with: [2, 0, 0, 0])
+        let crc = Checksum.crc32c(Array(data[0 ..< 36]))
+        data.replaceSubrange(36 ..< 40, with: withUnsafeBytes(of: crc.littleEndian) { Array($0) })
+        try data.write(to: url)
+        XCTAssertThrowsError(try Store(directory: dir.url)) {
+            XCTAssertEqual($0 as? StoreError, .formatVersion(found: 2, supported: 1))
+            XCTAssertTrue("\($0)".contains("format version 2"))
+        }
+    }
+
     func testErrorsReadLikeSentences() {
         let e = StoreError.corrupted(segment: "00000003.seg", offset: 4096, reason: "record checksum mismatch")
         XCTAssertTrue(e.description.contains("00000003.seg at offset 4096"))

@@ -88,6 +88,8 @@ extension Store {
             switch SegmentHeader.read(bytes, number: number) {
             case .success(let info):
                 found.append(FoundSegment(number: number, size: size, region: region, info: info, tornCreation: false))
+            case .failure(.version(let version)):
+                throw StoreError.formatVersion(found: Int(version), supported: Int(SegmentHeader.formatVersion))
             case .failure(let problem):
                 // A crash between creating a segment and syncing its header leaves at most the
                 // header's 32 bytes, in the newest file; anything else had a synced header.
