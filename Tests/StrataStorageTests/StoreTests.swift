@@ -158,6 +158,19 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(after.filter { $0.hasSuffix(".hint") }.count, segments - 1)
     }
 
+    func testOrphanHintFilesAreRemovedAtOpen() throws {
+        let dir = TemporaryDirectory()
+        try Store(directory: dir.url).close()
+        let orphan = dir.path + "/00000077.hint"
+        try Data([1, 2, 3]).write(to: URL(fileURLWithPath: orphan))
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        try Store(directory: dir.url, options: readOnly).close()
+        XCTAssertTrue(FileManager.default.fileExists(atPath: orphan), "a read-only open changes nothing")
+        try Store(directory: dir.url).close()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: orphan))
+    }
+
     func testSecondOpenerIsLockedOut() throws {
         let dir = TemporaryDirectory()
         let store = try Store(directory: dir.url)

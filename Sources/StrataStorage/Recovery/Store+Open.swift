@@ -54,6 +54,14 @@ extension Store {
             for name in names where name.hasSuffix(".tmp") { try fs.remove(path + "/" + name) }
         }
         let numbers = names.compactMap(parseSegmentName).sorted()
+        if writable {
+            // A hint whose segment is gone (a crash between deleting a compacted segment and
+            // its hint) must not survive to meet a later segment that reuses the number.
+            let present = Set(numbers.map(hintName))
+            for name in names where name.hasSuffix(".hint") && !present.contains(name) {
+                try fs.remove(path + "/" + name)
+            }
+        }
         let marker = try readMarker(path: path, names: names, fileSystem: fs)
 
         var directory = KeyDirectory()
