@@ -47,6 +47,10 @@ let package = Package(
             name: "StrataStorageTests",
             dependencies: ["StrataStorage", "strata-crash-helper"]
         ),
+        .testTarget(
+            name: "StrataTests",
+            dependencies: ["Strata"]
+        ),
         // The `strata` tool, run as a user runs it: as a process, on real stores.
         .testTarget(
             name: "StrataToolTests",
