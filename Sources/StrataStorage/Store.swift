@@ -31,6 +31,10 @@ struct SegmentSpace: Sendable, Equatable {
     var kind: SegmentKind = .log
     /// nil for log segments, whose position is (number, 0).
     var position: ReplayPosition? = nil
+    /// Compacted segments: the newest sequence of the segments they replaced, and the
+    /// durable sequence their compaction relied on (both carried into later compactions).
+    var coversThrough: UInt64 = 0
+    var reliesOn: UInt64 = 0
 }
 
 /// What readers see: the newest published index and the space accounting that goes with
@@ -272,6 +276,9 @@ public final class Store: @unchecked Sendable {
     /// releases the lock. Later calls on the store throw ``StoreError/closed``; snapshots
     /// taken before stay readable. Calling `close()` twice is harmless.
     public func close() throws {
+        if gateHeldByCurrentThread() {
+            throw StoreError.invalidArgument("close() called inside a write transaction on the same thread")
+        }
         // A compaction needs the gate to finish, so it is stopped before close takes it.
         if !options.readOnly { cancelCompactions() }
         try acquireGate(forClose: true)
@@ -282,6 +289,8 @@ public final class Store: @unchecked Sendable {
         if !options.readOnly, failed == nil, let file = activeFile {
             do {
                 try file.sync()
+                // Committers still waiting for a sync may now return: their commits are on disk.
+                markDurable(sequence: lastAppendedSequence, end: (activeID, activeSize))
                 try writeCleanShutdownMarker()
             } catch {
                 closeError = error
@@ -292,8 +301,7 @@ public final class Store: @unchecked Sendable {
             syncMonitor.broadcast()
         }
         publishedLock.withLock { $0 = PublishedState(directory: $0.directory, space: $0.space, closed: true) }
-        activeFile?.close()
-        activeFile = nil
+        activeFile = nil   // its descriptor closes when no sync holds it any more
         fileLock.unlock()
         if let closeError { throw closeError }
     }

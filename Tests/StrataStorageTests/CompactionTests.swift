@@ -176,6 +176,34 @@ final class CompactionTests: XCTestCase {
         try store.close()
     }
 
+    func testSequencesNeverGoBackWhenCompactionDropsTheNewestTransactions() throws {
+        // The newest transactions are deletes, which a full compaction drops entirely.
+        for (label, cleanClose, keepSomething) in [("clean close", true, true), ("crash", false, true),
+                                                   ("empty output", true, false)] {
+            let dir = TemporaryDirectory("sequence-floor")
+            var opts = options(segmentSize: 64 << 10)
+            opts.autoCompaction = .disabled
+            do {
+                let store = try Store(directory: dir.url, options: opts)
+                if keepSomething { try store.write { try $0.put(table: 1, key: bytes("a"), value: bytes("kept")) } }
+                try store.write { try $0.put(table: 1, key: bytes("k"), value: bytes("gone")) }
+                try store.write { try $0.delete(table: 1, key: bytes("k")) }
+                let last = store.lastSequence
+                try store.compact()
+                XCTAssertEqual(store.lastSequence, last, label)
+                if cleanClose { try store.close() } else { store.syncMonitor.withLock { store.closed = true }; store.fileLock.unlock() }
+            }
+            let reopened = try Store(directory: dir.url, options: opts)
+            let expectedLast: UInt64 = keepSomething ? 3 : 2
+            XCTAssertEqual(reopened.lastSequence, expectedLast, "the sequence did not go back (\(label))")
+            XCTAssertNil(try reopened.get(table: 1, key: bytes("k")), label)
+            XCTAssertEqual(try reopened.get(table: 1, key: bytes("a")), keepSomething ? bytes("kept") : nil, label)
+            XCTAssertEqual(try reopened.write { try $0.put(table: 1, key: bytes("n"), value: bytes("next")) }, expectedLast + 1, label)
+            try reopened.close()
+            XCTAssertEqual(try Store(directory: dir.url, options: opts).lastSequence, expectedLast + 1, label)
+        }
+    }
+
     func testCompactOnOpenHookSeesTheSpaceAndDecides() throws {
         let dir = TemporaryDirectory("compact-on-open")
         var opts = options(segmentSize: 4096)

@@ -51,7 +51,7 @@ final class FaultInjectionTests: XCTestCase {
                     store = try Store(directory: dir.url, options: options(segmentSize: 8192, fileSystem: fs))
                 } catch {
                     // The very first writes create the store; failing there must say disk full.
-                    XCTAssertEqual(error as? StoreError, .diskFull(dir.path + "/00000001.seg"), context)
+                    XCTAssertEqual(error as? StoreError, .diskFull(dir.path + "/00000001.seg.tmp"), context)
                     continue
                 }
                 var model: Model = [:]

@@ -134,8 +134,8 @@ final class RecordFormatTests: XCTestCase {
         try keyA.withUnsafeBytes { a in
             try keyB.withUnsafeBytes { b in
                 let entries = [
-                    ScannedEntry(kind: .put, table: 1, key: a, location: Location(segment: 3, offset: 40, size: 40), sequence: 7),
-                    ScannedEntry(kind: .delete, table: 2, key: b, location: Location(segment: 3, offset: 80, size: 40), sequence: 8),
+                    ScannedEntry(kind: .put, table: 1, key: a, location: Location(segment: 3, offset: 48, size: 40), sequence: 7),
+                    ScannedEntry(kind: .delete, table: 2, key: b, location: Location(segment: 3, offset: 88, size: 40), sequence: 8),
                 ]
                 let encoded = HintFile.encode(segmentID: 3, segmentLength: 200, entries: entries, lastSequence: 8,
                                               rawValueBytes: 10, storedValueBytes: 9)
@@ -143,7 +143,7 @@ final class RecordFormatTests: XCTestCase {
                     let decoded = try XCTUnwrap(HintFile.decode(raw, segmentID: 3, segmentLength: 200, previousSequence: 6))
                     XCTAssertEqual(decoded.entries.count, 2)
                     XCTAssertEqual(Array(decoded.entries[1].key), keyB)
-                    XCTAssertEqual(decoded.entries[1].location, Location(segment: 3, offset: 80, size: 40))
+                    XCTAssertEqual(decoded.entries[1].location, Location(segment: 3, offset: 88, size: 40))
                     XCTAssertEqual(decoded.lastSequence, 8)
                     XCTAssertNil(HintFile.decode(raw, segmentID: 4, segmentLength: 200, previousSequence: 6), "wrong segment")
                     XCTAssertNil(HintFile.decode(raw, segmentID: 3, segmentLength: 199, previousSequence: 6), "segment length changed")

@@ -259,8 +259,8 @@ final class StoreTests: XCTestCase {
         let url = URL(fileURLWithPath: dir.path + "/00000001.seg")
         var data = try Data(contentsOf: url)
         data.replaceSubrange(8 ..< 12, with: [2, 0, 0, 0])
-        let crc = Checksum.crc32c(Array(data[0 ..< 36]))
-        data.replaceSubrange(36 ..< 40, with: withUnsafeBytes(of: crc.littleEndian) { Array($0) })
+        let crc = Checksum.crc32c(Array(data[0 ..< 44]))
+        data.replaceSubrange(44 ..< 48, with: withUnsafeBytes(of: crc.littleEndian) { Array($0) })
         try data.write(to: url)
         XCTAssertThrowsError(try Store(directory: dir.url)) {
             XCTAssertEqual($0 as? StoreError, .formatVersion(found: 2, supported: 1))

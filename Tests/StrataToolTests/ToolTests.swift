@@ -107,7 +107,7 @@ final class ToolTests: XCTestCase {
         let victim = try segmentFiles()[0]
         let url = URL(fileURLWithPath: directory + "/" + victim)
         var bytes = try Data(contentsOf: url)
-        let recordStart = 40   // the segment header is 40 bytes; the first record starts here
+        let recordStart = 48   // the segment header is 48 bytes; the first record starts here
         bytes[recordStart + 40] ^= 0x55
         try bytes.write(to: url)
         let run = try strata("verify", directory)

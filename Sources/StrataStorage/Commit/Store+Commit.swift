@@ -34,6 +34,14 @@ extension Store {
         gateHolder = me
     }
 
+    /// Whether the calling thread holds the write gate (a transaction of its own is open).
+    func gateHeldByCurrentThread() -> Bool {
+        gateMonitor.withLock {
+            guard gateBusy, let holder = gateHolder else { return false }
+            return pthread_equal(holder, pthread_self()) != 0
+        }
+    }
+
     func releaseGate() {
         gateMonitor.withLock {
             gateBusy = false
@@ -102,10 +110,11 @@ extension Store {
         buffer.count = 0
     }
 
-    /// Undoes an unfinished transaction's appends. If even that fails the store stops
-    /// taking writes: recovery will drop the uncommitted bytes on the next open.
+    /// Undoes an unfinished transaction's appends — always, since a write that failed
+    /// part-way (a full disk) may have left bytes past `activeSize`. If even that fails the
+    /// store stops taking writes: recovery will drop the uncommitted bytes on the next open.
     func truncateActive(to offset: Int) {
-        guard activeSize != offset, let file = activeFile else { return }
+        guard let file = activeFile else { return }
         do {
             try file.truncate(to: offset)
             activeSize = offset
@@ -179,7 +188,8 @@ extension Store {
         writerSpace[oldID]?.sealed = true
         writerSpace[oldID]?.diskBytes = oldSize
         writerSpace[newID] = SegmentSpace(diskBytes: SegmentHeader.size, sealed: false)
-        oldFile.close()
+        // The old descriptor closes when the last holder lets go: a group-commit leader may
+        // still be syncing it.
         activeFile = newFile
         activeID = newID
         activeSize = SegmentHeader.size

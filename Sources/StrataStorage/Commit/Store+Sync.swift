@@ -12,6 +12,7 @@ extension Store {
         while true {
             if let failure { throw failure }
             if syncedSequence >= sequence { return }
+            if closed { throw StoreError.closed }
             if syncInProgress {
                 syncMonitor.wait()
             } else {

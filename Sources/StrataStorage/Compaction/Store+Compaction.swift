@@ -32,12 +32,17 @@ private struct CompactionInput {
     var kind: SegmentKind
     var position: ReplayPosition
     var view: SegmentView
+    /// For a compacted input, the newest sequence it already covers.
+    var coversThrough: UInt64
 }
 
 /// An output file being written.
 private final class CompactionOutput {
     let number: UInt32
     let position: ReplayPosition
+    let reliedOn: UInt64
+    /// The newest sequence of all the inputs (set when copying is done).
+    var coversThrough: UInt64 = 0
     let file: any StorageFile
     let temporaryPath: String
     var size = SegmentHeader.size
@@ -46,9 +51,10 @@ private final class CompactionOutput {
     var maxSequence: UInt64 = 0
     var rawValueBytes = 0, storedValueBytes = 0
 
-    init(number: UInt32, position: ReplayPosition, file: any StorageFile, temporaryPath: String) {
+    init(number: UInt32, position: ReplayPosition, reliedOn: UInt64, file: any StorageFile, temporaryPath: String) {
         self.number = number
         self.position = position
+        self.reliedOn = reliedOn
         self.file = file
         self.temporaryPath = temporaryPath
         hint = HintFile.Builder(segmentID: number, segmentLength: 0, count: 0, lastSequence: 0,
@@ -154,10 +160,18 @@ extension Store {
         var outputs: [CompactionOutput] = []
         var switches: [PendingSwitch] = []
         do {
-            try copyLiveRecords(inputs: inputs, snapshot: snapshot, dropTombstones: prefix, outputMajor: outputMajor,
-                                firstMinor: firstMinor, reliedOn: reliedOn, outputs: &outputs, switches: &switches,
-                                report: &report)
-            for output in outputs { try finish(output) }
+            let covered = try copyLiveRecords(inputs: inputs, snapshot: snapshot, dropTombstones: prefix,
+                                              outputMajor: outputMajor, firstMinor: firstMinor, reliedOn: reliedOn,
+                                              outputs: &outputs, switches: &switches, report: &report)
+            // Even when nothing survives, one (empty) output records what the inputs covered,
+            // so the store's sequence never goes back.
+            if outputs.isEmpty {
+                outputs.append(try startOutput(position: ReplayPosition(major: outputMajor, minor: firstMinor), reliedOn: reliedOn))
+            }
+            for output in outputs {
+                output.coversThrough = covered
+                try finish(output)
+            }
         } catch {
             for output in outputs {
                 output.file.close()
@@ -167,14 +181,21 @@ extension Store {
             throw error
         }
 
-        // 3. Publish the outputs durably.
-        for output in outputs {
-            try fileSystem.rename(output.temporaryPath, to: path + "/" + segmentName(output.number))
-            if fileSystem.fileExists(path + "/" + hintName(output.number) + ".tmp") {
-                try fileSystem.rename(path + "/" + hintName(output.number) + ".tmp", to: path + "/" + hintName(output.number))
+        // 3. Publish the outputs durably. If this fails half-way, files exist that the
+        // writer's view does not know of; later compactions could misjudge tombstones
+        // against them, so the store stops taking writes and the next open rebuilds its view.
+        do {
+            for output in outputs {
+                try fileSystem.rename(output.temporaryPath, to: path + "/" + segmentName(output.number))
+                if fileSystem.fileExists(path + "/" + hintName(output.number) + ".tmp") {
+                    try fileSystem.rename(path + "/" + hintName(output.number) + ".tmp", to: path + "/" + hintName(output.number))
+                }
             }
+            try fileSystem.syncDirectory(path)
+        } catch let error as StoreError {
+            poison(error)
+            throw error
         }
-        try fileSystem.syncDirectory(path)
         var outputViews: [SegmentView] = []
         for output in outputs {
             let region = try output.file.map(length: output.size)
@@ -193,7 +214,8 @@ extension Store {
                 writerDirectory.setSealed(view)
                 writerSpace[output.number] = SegmentSpace(
                     diskBytes: output.size, liveBytes: 0, rawValueBytes: output.rawValueBytes,
-                    storedValueBytes: output.storedValueBytes, sealed: true, kind: .compacted, position: output.position)
+                    storedValueBytes: output.storedValueBytes, sealed: true, kind: .compacted, position: output.position,
+                    coversThrough: output.coversThrough, reliesOn: output.reliedOn)
             }
             publishWriterState()
         }
@@ -227,12 +249,19 @@ extension Store {
             }
             publishWriterState()
         }
-        for input in inputs {
-            try fileSystem.remove(path + "/" + segmentName(input.number))
-            try fileSystem.remove(path + "/" + hintName(input.number))
-            retireRegion(input.view.region, number: input.number, bytes: input.view.length)
+        // Oldest first, each removal made durable before the next: whatever a crash keeps
+        // is a suffix of the inputs, which replays correctly beside the outputs.
+        do {
+            for input in inputs {
+                try fileSystem.remove(path + "/" + segmentName(input.number))
+                try fileSystem.remove(path + "/" + hintName(input.number))
+                try fileSystem.syncDirectory(path)
+                retireRegion(input.view.region, number: input.number, bytes: input.view.length)
+            }
+        } catch let error as StoreError {
+            poison(error)
+            throw error
         }
-        try fileSystem.syncDirectory(path)
         report.segmentsCompacted = inputs.count
         report.diskBytesAfter = segmentDiskBytes()
         report.seconds = monotonicSeconds() - started
@@ -277,7 +306,8 @@ extension Store {
                 : policy.includes(space, storeDeadFraction: storeDeadFraction, segmentSize: options.segmentSize)
             guard wanted, let view = writerDirectory.segment(number) else { continue }
             inputs.append(CompactionInput(number: number, kind: space.kind,
-                                          position: space.position ?? ReplayPosition(major: number, minor: 0), view: view))
+                                          position: space.position ?? ReplayPosition(major: number, minor: 0), view: view,
+                                          coversThrough: space.coversThrough))
         }
         // A lone small segment with nothing dead is not worth rewriting.
         if !manual, inputs.count == 1, let only = inputs.first, let space = writerSpace[only.number],
@@ -288,9 +318,11 @@ extension Store {
     }
 
     /// Step 2: reads every input in replay order and appends what must survive to outputs.
+    /// Returns the newest sequence the inputs held (or covered).
     private func copyLiveRecords(inputs: [CompactionInput], snapshot: KeyDirectory, dropTombstones: Bool,
                                  outputMajor: UInt32, firstMinor: UInt32, reliedOn: UInt64, outputs: inout [CompactionOutput],
-                                 switches: inout [PendingSwitch], report: inout CompactionReport) throws {
+                                 switches: inout [PendingSwitch], report: inout CompactionReport) throws -> UInt64 {
+        var covered: UInt64 = 0
         // Which input records are live: one pass over the index marks them in a bitmap per
         // input (a bit per 8-byte offset), instead of a random index lookup per record.
         var liveBits: [UInt32: [UInt64]] = [:]
@@ -318,6 +350,7 @@ extension Store {
             if let damage = outcome.damage {
                 throw StoreError.corrupted(segment: segmentName(input.number), offset: damage.offset, reason: damage.reason)
             }
+            covered = max(covered, outcome.lastSequence, input.coversThrough)
             let bits = liveBits[input.number]!
             for entry in entries {
                 if entry.kind == .put {
@@ -347,6 +380,7 @@ extension Store {
             }
         }
         if let last = current { try flushOutput(last) }
+        return covered
     }
 
     /// The switches' indices ordered by the top 12 bits of their tag (a counting pass).
@@ -367,7 +401,7 @@ extension Store {
         let number = takeFileNumber()
         let temporary = path + "/" + segmentName(number) + ".tmp"
         let file = try fileSystem.openFile(temporary, create: true, readOnly: false)
-        let output = CompactionOutput(number: number, position: position, file: file, temporaryPath: temporary)
+        let output = CompactionOutput(number: number, position: position, reliedOn: reliedOn, file: file, temporaryPath: temporary)
         do {
             try file.truncate(to: 0)
             try file.write(SegmentHeader.encode(number: number, kind: .compacted, position: position,
@@ -421,9 +455,13 @@ extension Store {
         output.buffer.count = 0
     }
 
-    /// Syncs an output and writes its hint file (still under `.tmp` names).
+    /// Writes the final header (with what the output covers), syncs the output and writes
+    /// its hint file (still under `.tmp` names).
     private func finish(_ output: CompactionOutput) throws {
         try flushOutput(output)
+        try output.file.write(SegmentHeader.encode(number: output.number, kind: .compacted, position: output.position,
+                                                   reliesOnSequence: output.reliedOn,
+                                                   coversThroughSequence: output.coversThrough), at: 0)
         try output.file.sync()
         let hint = output.hint.finish(segmentLength: output.size, lastSequence: output.maxSequence,
                                       rawValueBytes: output.rawValueBytes, storedValueBytes: output.storedValueBytes)

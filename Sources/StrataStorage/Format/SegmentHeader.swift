@@ -1,4 +1,4 @@
-// The 40-byte header that opens every segment file:
+// The 48-byte header that opens every segment file:
 //   0  8  magic "STRATASG"
 //   8  4  format version (1)
 //   12 4  file number (matches the file name)
@@ -9,7 +9,9 @@
 //   28 8  compacted: the durable sequence when the compaction took its snapshot (the log
 //         must reach it: records older than it were dropped because newer ones were
 //         durable); log: 0
-//   36 4  crc32c of bytes 0 ..< 36
+//   36 8  compacted: the newest sequence of the segments it replaced (what it covers,
+//         dropped transactions included: recovery's sequence never goes back); log: 0
+//   44 4  crc32c of bytes 0 ..< 44
 //
 // Recovery replays segments in replay-position order. A log segment's position is
 // (its number, 0). A compaction output takes (the major of its newest input, a minor above
@@ -32,7 +34,7 @@ enum SegmentKind: UInt8, Sendable {
 }
 
 enum SegmentHeader {
-    static let size = 40
+    static let size = 48
     static let magic: [UInt8] = Array("STRATASG".utf8)
     static let formatVersion: UInt32 = 1
 
@@ -41,10 +43,12 @@ enum SegmentHeader {
         var position: ReplayPosition
         /// Compacted segments: the durable sequence their compaction relied on.
         var reliesOnSequence: UInt64 = 0
+        /// Compacted segments: the newest sequence of the segments they replaced.
+        var coversThroughSequence: UInt64 = 0
     }
 
     static func encode(number: UInt32, kind: SegmentKind = .log, position: ReplayPosition? = nil,
-                       reliesOnSequence: UInt64 = 0) -> [UInt8] {
+                       reliesOnSequence: UInt64 = 0, coversThroughSequence: UInt64 = 0) -> [UInt8] {
         let position = position ?? ReplayPosition(major: number, minor: 0)
         var bytes = magic
         bytes.appendLE32(formatVersion)
@@ -53,6 +57,7 @@ enum SegmentHeader {
         bytes.appendLE32(position.major)
         bytes.appendLE32(position.minor)
         bytes.appendLE64(reliesOnSequence)
+        bytes.appendLE64(coversThroughSequence)
         bytes.appendLE32(Checksum.crc32c(bytes))
         return bytes
     }
@@ -74,7 +79,7 @@ enum SegmentHeader {
     static func read(_ bytes: UnsafeRawBufferPointer, number: UInt32) -> Result<Info, Problem> {
         guard bytes.count >= size else { return .failure(.short) }
         guard Array(bytes[0 ..< 8]) == magic else { return .failure(.badMagic) }
-        guard Checksum.crc32c(UnsafeRawBufferPointer(rebasing: bytes[0 ..< 36])) == bytes.le32(36) else {
+        guard Checksum.crc32c(UnsafeRawBufferPointer(rebasing: bytes[0 ..< 44])) == bytes.le32(44) else {
             return .failure(.badChecksum)
         }
         let version = bytes.le32(8)
@@ -84,13 +89,14 @@ enum SegmentHeader {
             return .failure(.malformed("segment header has an unknown kind or reserved bits set"))
         }
         let position = ReplayPosition(major: bytes.le32(20), minor: bytes.le32(24))
-        let relies = bytes.le64(28)
-        if kind == .log && (position != ReplayPosition(major: number, minor: 0) || relies != 0) {
+        let relies = bytes.le64(28), covers = bytes.le64(36)
+        if kind == .log && (position != ReplayPosition(major: number, minor: 0) || relies != 0 || covers != 0) {
             return .failure(.malformed("log segment with a foreign replay position"))
         }
         if kind == .compacted && position.minor == 0 {
             return .failure(.malformed("compacted segment without a minor replay position"))
         }
-        return .success(Info(kind: kind, position: position, reliesOnSequence: relies))
+        if covers > relies { return .failure(.malformed("compacted segment covers more than it relied on")) }
+        return .success(Info(kind: kind, position: position, reliesOnSequence: relies, coversThroughSequence: covers))
     }
 }

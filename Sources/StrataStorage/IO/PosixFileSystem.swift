@@ -117,11 +117,14 @@ final class PosixFile: StorageFile, @unchecked Sendable {
     // The descriptor never changes after init; every call below is thread-safe in the kernel.
     private let fd: Int32
     let path: String
+    private let closed = Atomic01()
 
     init(fd: Int32, path: String) {
         self.fd = fd
         self.path = path
     }
+
+    deinit { close() }
 
     func size() throws -> Int {
         var info = stat()
@@ -183,7 +186,8 @@ final class PosixFile: StorageFile, @unchecked Sendable {
         return MappedRegion(base: UnsafeRawPointer(pointer), length: length)
     }
 
+    /// Closes the descriptor (once; also done at deinit).
     func close() {
-        Glibc.close(fd)
+        if closed.setOnce() { Glibc.close(fd) }
     }
 }

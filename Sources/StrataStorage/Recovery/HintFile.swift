@@ -124,7 +124,7 @@ enum HintFile {
         }
         guard offset == body.count else { return nil }
         let lastSequence = bytes.le64(32)
-        guard lastSequence >= lastSeen, !ordered || lastSequence > previousSequence || entries.isEmpty else { return nil }
+        guard bytes.le64(40) < 1 << 62, bytes.le64(48) < 1 << 62, lastSequence >= lastSeen, !ordered || lastSequence > previousSequence || entries.isEmpty else { return nil }
         return Contents(entries: entries, lastSequence: lastSequence,
                         rawValueBytes: Int(bytes.le64(40)), storedValueBytes: Int(bytes.le64(48)))
     }
@@ -160,7 +160,8 @@ enum CleanShutdown {
         guard bytes.count == 36 else { return nil }
         return bytes.withUnsafeBytes { raw -> Marker? in
             guard Array(raw[0 ..< 8]) == magic, raw.le32(8) == 1,
-                  Checksum.crc32c(UnsafeRawBufferPointer(rebasing: raw[0 ..< 32])) == raw.le32(32) else { return nil }
+                  Checksum.crc32c(UnsafeRawBufferPointer(rebasing: raw[0 ..< 32])) == raw.le32(32),
+                  raw.le64(16) <= UInt64(UInt32.max) else { return nil }
             return Marker(segmentID: raw.le32(12), segmentLength: Int(raw.le64(16)), lastSequence: raw.le64(24))
         }
     }

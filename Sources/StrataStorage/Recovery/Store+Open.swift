@@ -91,6 +91,10 @@ extension Store {
             let file = try fs.openFile(path + "/" + segmentName(number), create: false, readOnly: true)
             defer { file.close() }
             let size = try file.size()
+            guard size <= Int(UInt32.max) else {
+                throw StoreError.corrupted(segment: segmentName(number), offset: Int(UInt32.max),
+                                           reason: "segment is larger than 4 GiB, which Strata never writes")
+            }
             let region = try file.map(length: size)
             let bytes = region.bytes(at: 0, count: size, limit: size) ?? UnsafeRawBufferPointer(start: nil, count: 0)
             switch SegmentHeader.read(bytes, number: number) {
@@ -124,6 +128,11 @@ extension Store {
                                             position: segment.info.position)
             lastSequence = try loadSealed(segment, path: path, writable: writable, previousSequence: lastSequence,
                                           directory: &directory, space: &space, segmentSpace: &segmentSpace, fileSystem: fs)
+            // A compacted segment stands for every transaction of the segments it replaced,
+            // even those it dropped: the store's sequence never goes back past them.
+            lastSequence = max(lastSequence, segment.info.coversThroughSequence)
+            segmentSpace.coversThrough = segment.info.coversThroughSequence
+            segmentSpace.reliesOn = segment.info.reliesOnSequence
             if segment.info.reliesOnSequence > reliedOn.sequence {
                 reliedOn = (segment.info.reliesOnSequence, segment.number)
             }
@@ -326,22 +335,25 @@ extension Store {
         try fs.syncDirectory(path)
     }
 
-    /// Creates log segment `id` with its header, synced, and makes its name durable.
+    /// Creates log segment `id`: header written and synced under a `.tmp` name, then
+    /// renamed and the directory synced, so a segment file never exists without its header
+    /// (even beside a compaction publishing higher-numbered files at the same moment).
     static func createSegment(path: String, id: UInt32, fileSystem fs: any FileSystem) throws -> any StorageFile {
-        let file = try fs.openFile(path + "/" + segmentName(id), create: true, readOnly: false)
+        let final = path + "/" + segmentName(id), temporary = final + ".tmp"
         do {
+            let file = try fs.openFile(temporary, create: true, readOnly: false)
+            defer { file.close() }
             try file.truncate(to: 0)
             try file.write(SegmentHeader.encode(number: id), at: 0)
             try file.sync()
+            try fs.rename(temporary, to: final)
             try fs.syncDirectory(path)
         } catch {
-            // A half-made segment must not linger: once a later segment exists, a bad header
-            // could no longer pass for a torn creation.
-            file.close()
-            try? fs.remove(path + "/" + segmentName(id))
+            try? fs.remove(temporary)
+            try? fs.remove(final)
             throw error
         }
-        return file
+        return try fs.openFile(final, create: false, readOnly: false)
     }
 
     private static func removeMarker(path: String, fileSystem fs: any FileSystem) throws {
