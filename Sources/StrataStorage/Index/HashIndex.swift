@@ -213,8 +213,12 @@ struct HashIndex: Sendable {
     }
 
     func lookup(_ key: IndexKey) -> Location? {
+        lookup(key, tag: HashIndex.tag(HashIndex.hash(key)))
+    }
+
+    /// `lookup` with the key's tag already computed.
+    func lookup(_ key: IndexKey, tag: UInt32) -> Location? {
         guard let root else { return nil }
-        let tag = HashIndex.tag(HashIndex.hash(key))
         // `root` keeps the whole trie alive for the walk, so the walk itself need not
         // retain each node it passes (this is the read path's hottest loop).
         return withExtendedLifetime(root) { () -> Location? in
@@ -272,57 +276,46 @@ struct HashIndex: Sendable {
         }
     }
 
-    /// Moves `key` to `new` only if it is still at `expected` (one traversal: compaction's
-    /// switch). Returns whether it moved.
-    mutating func replace(_ key: IndexKey, tag: UInt32, expected: Location, with new: Location) -> Bool {
-        guard root != nil else { return false }
+    /// Walks to the page that holds (or would hold) `tag`, copying every shared node on the
+    /// way so the page may be changed; nil if the path ends before a page.
+    private mutating func uniqueLeaf(for tag: UInt32) -> IndexNode? {
+        guard root != nil else { return nil }
         if !isKnownUniquelyReferenced(&root!) { root = IndexNode(copying: root!) }
         var node = root!
         while true {
             let index = node.childIndex(tag)
-            guard node.children[index] != nil else { return false }
+            guard node.children[index] != nil else { return nil }
             if !isKnownUniquelyReferenced(&node.children[index]) {
                 node.children[index] = IndexNode(copying: node.children[index]!)
             }
             let child = node.children[index]!
-            if !child.isLeaf {
-                node = child
-                continue
-            }
-            guard let i = child.find(key, tag: tag) else { return false }
-            let slots = child.slots!
-            guard slots[i].location == expected else { return false }
-            slots[i].segment = new.segment
-            slots[i].offset = new.offset
-            slots[i].size = new.size
-            return true
+            if child.isLeaf { return child }
+            node = child
         }
+    }
+
+    /// Moves `key` to `new` only if it is still at `expected` (one traversal: compaction's
+    /// switch). Returns whether it moved.
+    mutating func replace(_ key: IndexKey, tag: UInt32, expected: Location, with new: Location) -> Bool {
+        guard lookup(key, tag: tag) == expected, let page = uniqueLeaf(for: tag),
+              let i = page.find(key, tag: tag) else { return false }
+        let slots = page.slots!
+        slots[i].segment = new.segment
+        slots[i].offset = new.offset
+        slots[i].size = new.size
+        return true
     }
 
     /// Removes `key`; returns the location it had.
     @discardableResult
     mutating func remove(_ key: IndexKey) -> Location? {
-        guard root != nil, lookup(key) != nil else { return nil }
         let tag = HashIndex.tag(HashIndex.hash(key))
-        if !isKnownUniquelyReferenced(&root!) { root = IndexNode(copying: root!) }
-        var node = root!
-        while true {
-            let index = node.childIndex(tag)
-            if !isKnownUniquelyReferenced(&node.children[index]) {
-                node.children[index] = IndexNode(copying: node.children[index]!)
-            }
-            let child = node.children[index]!
-            if !child.isLeaf {
-                node = child
-                continue
-            }
-            let i = child.find(key, tag: tag)!
-            let slot = child.slots![i]
-            child.remove(at: i)
-            if slot.isBoxed { Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(slot.k0))!).release() }
-            count -= 1
-            return slot.location
-        }
+        guard lookup(key, tag: tag) != nil, let page = uniqueLeaf(for: tag), let i = page.find(key, tag: tag) else { return nil }
+        let slot = page.slots![i]
+        page.remove(at: i)
+        if slot.isBoxed { Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(slot.k0))!).release() }
+        count -= 1
+        return slot.location
     }
 
     /// Replaces a full page by a branch of 16 pages, each taking the keys of its next 4 hash bits.
