@@ -166,6 +166,18 @@ final class ToolTests: XCTestCase {
         XCTAssertTrue(rows.allSatisfy { $0["table"] as? Int == 2 && $0["keyText"] == nil })
     }
 
+    func testTheDemoTourRunsAndShowsEveryStep() throws {
+        let run = try strata("demo", directory)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        for line in ["committed as sequence 1", "snapshot 1: user 42 lives in Osaka, user 43 exists",
+                     "latest   2: user 42 lives in Lagos, user 43 is gone", "user 1 is still Lisbon-based, sequence still 2",
+                     "5000 users, sequence 42", "readers and writers never stopped", "verify: ok"] {
+            XCTAssertTrue(run.stdout.contains(line), "missing \"\(line)\" in:\n\(run.stdout)")
+        }
+        // The store it leaves behind is a healthy one.
+        XCTAssertEqual(try strata("verify", directory).status, 0)
+    }
+
     func testBadUsageAndFailuresHaveTheirExitCodes() throws {
         _ = try makeStore()
         XCTAssertEqual(try strata("frobnicate").status, 2)
