@@ -2,11 +2,7 @@
 // model if it says how it becomes a stored Value and back. ColumnJSONCodable gives any
 // Codable type that for free, as JSON in a BLOB.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 
 /// What every custom column type declares: how it is stored.
 public protocol ColumnCodableBase {
@@ -23,7 +19,7 @@ public protocol ColumnEncodable: Encodable, ColumnCodableBase {
 /// A type that can be read from a column: it builds itself from a ``Value``, or returns nil
 /// when the value is not one of its own (the object layer then reports an error naming
 /// the type, the object and the property — never a silent nil).
-public protocol ColumnDecodable: Decodable, ColumnCodableBase {
+public protocol ColumnDecodable: Decodable, ColumnCodableBase, _PersistableValue, _PersistedProperty {
     /// Builds the value from what was stored, or nil if it cannot.
     init?(with value: Value)
 }

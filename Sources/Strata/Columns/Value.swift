@@ -1,11 +1,7 @@
 // Value: one stored column value, as WCDB Swift's custom column types see it. A
 // ColumnEncodable type turns itself into a Value; a ColumnDecodable builds itself from one.
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
 import Foundation
-#endif
 
 /// The storage class of a custom column type (WCDB Swift's `ColumnType`).
 public enum ColumnType: Sendable, Hashable {

@@ -1,0 +1,134 @@
+// PrimaryKeyValue: an object's identity that any thread, process or file can carry. It is
+// also how the object layer builds engine keys: one byte naming the kind, then the value.
+
+import Foundation
+
+/// The primary key of an object (or its hidden object id), as a value that crosses threads.
+///
+/// ```swift
+/// let key = user.primaryKeyValue
+/// DispatchQueue.global().async {
+///     let realm = try! Realm(configuration: config)
+///     let same = realm.object(ofType: User.self, forPrimaryKeyValue: key)
+/// }
+/// ```
+public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// An integer key (any width) or a hidden object id.
+    case int(Int64)
+    /// A string key.
+    case string(String)
+    /// A UUID key.
+    case uuid(UUID)
+
+    /// The key as a plain Swift value (`Int`, `String` or `UUID`).
+    public var anyValue: any Sendable {
+        switch self {
+        case .int(let v): return Int(truncatingIfNeeded: v)
+        case .string(let v): return v
+        case .uuid(let v): return v
+        }
+    }
+
+    /// The key as printed in errors and dumps.
+    public var description: String {
+        switch self {
+        case .int(let v): return String(v)
+        case .string(let v): return "'\(v)'"
+        case .uuid(let v): return v.uuidString
+        }
+    }
+
+    /// The engine key: a kind byte, then the value (integers big-endian with the sign bit
+    /// flipped, so byte order is numeric order).
+    var keyBytes: [UInt8] {
+        switch self {
+        case .int(let v):
+            var bytes: [UInt8] = [0x69]
+            withUnsafeBytes(of: (UInt64(bitPattern: v) ^ (1 << 63)).bigEndian) { bytes.append(contentsOf: $0) }
+            return bytes
+        case .string(let s):
+            var bytes: [UInt8] = [0x73]
+            bytes.append(contentsOf: s.utf8)
+            return bytes
+        case .uuid(let u):
+            var bytes: [UInt8] = [0x75]
+            withUnsafeBytes(of: u.uuid) { bytes.append(contentsOf: $0) }
+            return bytes
+        }
+    }
+
+    /// The key whose engine key is `bytes`, or nil if they are not one.
+    init?(keyBytes bytes: [UInt8]) {
+        guard let kind = bytes.first else { return nil }
+        switch kind {
+        case 0x69 where bytes.count == 9:
+            var raw: UInt64 = 0
+            for byte in bytes[1...] { raw = raw << 8 | UInt64(byte) }
+            self = .int(Int64(bitPattern: raw ^ (1 << 63)))
+        case 0x73:
+            guard let text = String(validating: bytes[1...], as: UTF8.self) else { return nil }
+            self = .string(text)
+        case 0x75 where bytes.count == 17:
+            var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: bytes[1...]) }
+            self = .uuid(UUID(uuid: raw))
+        default: return nil
+        }
+    }
+
+    /// The key stored in a primary-key field.
+    init?(field: FieldValue) {
+        switch field {
+        case .int(let v): self = .int(v)
+        case .string(let v): self = .string(v)
+        case .uuid(let v): self = .uuid(v)
+        default: return nil
+        }
+    }
+
+    /// The value a primary-key field stores.
+    var field: FieldValue {
+        switch self {
+        case .int(let v): return .int(v)
+        case .string(let v): return .string(v)
+        case .uuid(let v): return .uuid(v)
+        }
+    }
+
+    /// The key a user passed as `Any` (`Int`, any integer width, `String`, `UUID`, or a `PrimaryKeyValue`).
+    init?(any value: Any) {
+        switch value {
+        case let v as PrimaryKeyValue: self = v
+        case let v as Int: self = .int(Int64(v))
+        case let v as Int64: self = .int(v)
+        case let v as Int32: self = .int(Int64(v))
+        case let v as Int16: self = .int(Int64(v))
+        case let v as Int8: self = .int(Int64(v))
+        case let v as String: self = .string(v)
+        case let v as UUID: self = .uuid(v)
+        default: return nil
+        }
+    }
+}
+
+/// Engine keys for the values of an indexed property: same idea as primary keys, any field.
+enum IndexValueKey {
+    static func bytes(for value: FieldValue) -> [UInt8] {
+        var out: [UInt8]
+        switch value {
+        case .null: return [0x00]
+        case .bool(let b): return [0x62, b ? 1 : 0]
+        case .int(let v): return PrimaryKeyValue.int(v).keyBytes
+        case .string(let s): return PrimaryKeyValue.string(s).keyBytes
+        case .uuid(let u): return PrimaryKeyValue.uuid(u).keyBytes
+        case .double(let d): out = [0x64]; withUnsafeBytes(of: d.bitPattern.bigEndian) { out.append(contentsOf: $0) }
+        case .float(let f): out = [0x66]; withUnsafeBytes(of: Double(f).bitPattern.bigEndian) { out.append(contentsOf: $0) }
+        case .date(let d): out = [0x74]; withUnsafeBytes(of: d.timeIntervalSinceReferenceDate.bitPattern.bigEndian) { out.append(contentsOf: $0) }
+        case .decimal(let d): out = [0x6E]; out.append(contentsOf: d.description.utf8)
+        case .data(let d): out = [0x62, 0x62]; out.append(contentsOf: d)
+        case .link(let k): out = [0x6C]; out.append(contentsOf: k)
+        case .list: out = [0x4C]; out.append(contentsOf: RowFormat.encode([value]))
+        }
+        return out
+    }
+}

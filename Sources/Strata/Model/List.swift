@@ -1,0 +1,215 @@
+// List: an ordered collection property. Unmanaged, it is an array; managed, it reads and
+// writes its property of the owning object (one field of the row).
+
+/// The element-type-erased face of a `List`, for reflection and dynamic access.
+public class _ListBase {
+    var _anyElements: [Any?] { [] }
+    func _replaceAll(withAny value: Any?, property: String) throws {}
+    /// The stored fields of the elements (links need the realm that will hold them).
+    func _fields(in realm: Realm) throws -> [FieldValue] { [] }
+    /// Deep copies of the elements, for `Object.deepCopy()`.
+    func _unmanagedCopy(_ copier: inout DeepCopier) -> _ListBase { self }
+    /// A list of the same element type bound to a managed object's property.
+    func _managedCopy(state: ObjectState, index: Int) -> _ListBase { self }
+}
+
+/// An ordered list of values or of links to objects:
+///
+/// ```swift
+/// @Persisted var tags: List<String>
+/// @Persisted var phones: List<Phone>
+/// try realm.write { user.tags.append("swift") }
+/// ```
+///
+/// Changing the list of a managed object requires a write transaction.
+public final class List<Element: _PersistableValue>: _ListBase, RandomAccessCollection, CustomStringConvertible {
+    private var unmanaged: [Element]
+    private let owner: ObjectState?
+    private let index: Int
+
+    /// An empty unmanaged list.
+    public override init() {
+        unmanaged = []
+        owner = nil
+        index = 0
+    }
+
+    /// An unmanaged list holding `elements`.
+    public init(_ elements: some Sequence<Element>) {
+        unmanaged = Array(elements)
+        owner = nil
+        index = 0
+    }
+
+    init(owner: ObjectState, index: Int) {
+        unmanaged = []
+        self.owner = owner
+        self.index = index
+    }
+
+    /// The realm of the owning object, if it is managed.
+    public var realm: Realm? { owner?.realm }
+
+    private var managedFields: [FieldValue] {
+        guard let owner else { return [] }
+        if case .list(let elements) = owner.field(index) { return elements }
+        return []
+    }
+
+    private func element(from field: FieldValue) -> Element? {
+        Element._fromField(field, in: owner?.realm)
+    }
+
+    /// The elements now (links to deleted objects are skipped).
+    private var current: [Element] {
+        guard owner != nil else { return unmanaged }
+        return managedFields.compactMap(element(from:))
+    }
+
+    private func store(_ elements: [Element]) {
+        guard let owner else { unmanaged = elements; return }
+        owner.setField(index, owner.fieldForAssignment {
+            .list(try elements.map { try $0._field(in: owner.realm) })
+        })
+    }
+
+    // MARK: Collection
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { owner == nil ? unmanaged.count : current.count }
+
+    /// The element at `position`; setting it needs a write when the list is managed.
+    public subscript(position: Int) -> Element {
+        get {
+            guard owner != nil else { return unmanaged[position] }
+            return current[position]
+        }
+        set {
+            var elements = current
+            elements[position] = newValue
+            store(elements)
+        }
+    }
+
+    /// The elements as an array.
+    public func toArray() -> [Element] { current }
+
+    // MARK: Mutation
+
+    /// Appends `element`.
+    public func append(_ element: Element) { store(current + [element]) }
+    /// Appends `elements`.
+    public func append(contentsOf elements: some Sequence<Element>) { store(current + Array(elements)) }
+    /// Inserts `element` at `position`.
+    public func insert(_ element: Element, at position: Int) {
+        var elements = current
+        elements.insert(element, at: position)
+        store(elements)
+    }
+    /// Removes and returns the element at `position`.
+    @discardableResult
+    public func remove(at position: Int) -> Element {
+        var elements = current
+        let removed = elements.remove(at: position)
+        store(elements)
+        return removed
+    }
+    /// Removes the last element.
+    public func removeLast() { _ = remove(at: count - 1) }
+    /// Removes every element.
+    public func removeAll() { store([]) }
+    /// Moves the element at `from` to `to`.
+    public func move(from: Int, to: Int) {
+        var elements = current
+        let element = elements.remove(at: from)
+        elements.insert(element, at: to)
+        store(elements)
+    }
+    /// Swaps two elements.
+    public func swapAt(_ i: Int, _ j: Int) {
+        var elements = current
+        elements.swapAt(i, j)
+        store(elements)
+    }
+    /// Replaces the element at `index`.
+    public func replace(index: Int, object: Element) { self[index] = object }
+    /// Replaces all elements.
+    public func replaceAll(with elements: some Sequence<Element>) { store(Array(elements)) }
+
+    public var description: String { "List<\(Element.self)>(\(current.map { "\($0)" }.joined(separator: ", ")))" }
+
+    // MARK: Erased
+
+    override var _anyElements: [Any?] {
+        current.map { element -> Any? in
+            if let object = element as? Object { return object }
+            return (try? element._field(in: nil))?.anyValue
+        }
+    }
+
+    override func _replaceAll(withAny value: Any?, property: String) throws {
+        guard let value else { store([]); return }
+        let items: [Any?]
+        if let list = value as? _ListBase { items = list._anyElements }
+        else if let array = value as? [Any?] { items = array }
+        else if let array = value as? [Any] { items = array.map { $0 } }
+        else { throw RealmError.invalidValue("\(property) is a list; got \(type(of: value))") }
+        var elements: [Element] = []
+        for (position, item) in items.enumerated() {
+            if let element = item as? Element { elements.append(element); continue }
+            if Element._propertyKind == .object {
+                if let owner, let objectType = Element.self as? Object.Type,
+                   let object = try owner.realm.objectFromValue(objectType, item) as? Element {
+                    elements.append(object)
+                    continue
+                }
+                throw RealmError.invalidValue("\(property)[\(position)]: expected \(Element.self), got \(item.map { "\(type(of: $0))" } ?? "nil")")
+            }
+            let template = PropertySchema(name: property, kind: Element._propertyKind, isOptional: Element.self is ExpressibleByNilLiteral.Type, objectClassName: Element._typeName)
+            let field = try FieldValue.converting(item, to: template, context: "\(property)[\(position)]")
+            guard let element = Element._fromField(field, in: nil) else {
+                throw RealmError.invalidValue("\(property)[\(position)]: \(item.map { "\($0)" } ?? "nil") is not a \(Element.self)")
+            }
+            elements.append(element)
+        }
+        store(elements)
+    }
+
+    override func _fields(in realm: Realm) throws -> [FieldValue] {
+        try current.map { try $0._field(in: realm) }
+    }
+
+    override func _managedCopy(state: ObjectState, index: Int) -> _ListBase {
+        List<Element>(owner: state, index: index)
+    }
+
+    override func _unmanagedCopy(_ copier: inout DeepCopier) -> _ListBase {
+        let copy = List<Element>()
+        copy.unmanaged = current.map { element in
+            if let object = element as? Object { return copier.copy(object) as! Element }
+            return element
+        }
+        return copy
+    }
+}
+
+extension List: _PersistedProperty {
+    public static var _schemaTemplate: PropertySchema {
+        PropertySchema(name: "", kind: Element._propertyKind, isOptional: Element.self is ExpressibleByNilLiteral.Type,
+                       isList: true, objectClassName: Element._typeName)
+    }
+    public static var _defaultPropertyValue: List<Element> { List() }
+    public func _propertySlot() -> _Slot { .list(owner == nil ? self : List(current)) }
+    public static func _fromPropertySlot(_ slot: _Slot) -> List<Element> {
+        if case .list(let list) = slot, let typed = list as? List<Element> { return typed }
+        return List()
+    }
+    public static func _managedGet(_ state: ObjectState, _ index: Int) -> List<Element> {
+        List(owner: state, index: index)
+    }
+    public static func _managedSet(_ value: List<Element>, _ state: ObjectState, _ index: Int) {
+        if value.owner === state && value.index == index { return }
+        let elements = value.current
+        state.setField(index, state.fieldForAssignment { .list(try elements.map { try $0._field(in: state.realm) }) })
+    }
+}

@@ -1,0 +1,96 @@
+// Unmanaged copies of objects, and merging an edited copy back.
+
+/// Copies a graph of objects once each (cycle-safe).
+public struct DeepCopier {
+    private var copies: [ObjectIdentifier: Object] = [:]
+    private var keepAlive: [Object] = []
+
+    mutating func copy(_ object: Object) -> Object {
+        if let done = copies[ObjectIdentifier(object)] { return done }
+        let copy = type(of: object).init()
+        copies[ObjectIdentifier(object)] = copy
+        keepAlive.append(object)
+        object.fillCopy(copy, copier: &self)
+        return copy
+    }
+}
+
+extension Object {
+    /// An unmanaged copy holding every non-link property (the primary key included); links
+    /// and lists of objects are left empty.
+    public func shallowCopy() -> Self {
+        let copy = Self()
+        var copier: DeepCopier?
+        fillCopy(copy, copier: &copier)
+        return copy
+    }
+
+    /// An unmanaged copy with links and lists copied recursively; an object reached twice is
+    /// copied once, so cycles are preserved.
+    public func deepCopy() -> Self {
+        var copier = DeepCopier()
+        return copier.copy(self) as! Self
+    }
+
+    fileprivate func fillCopy(_ copy: Object, copier: inout DeepCopier) {
+        var optional: DeepCopier? = copier
+        fillCopy(copy, copier: &optional)
+        copier = optional!
+    }
+
+    /// Copies this object's values into `copy`'s slots; links only when `copier` is given.
+    fileprivate func fillCopy(_ copy: Object, copier: inout DeepCopier?) {
+        let info = ObjectType.info(for: type(of: self))
+        for (index, property) in info.schema.properties.enumerated() {
+            switch copy._slots[index] {
+            case .value:
+                if let state = _state {
+                    copy._slots[index] = .value(state.field(index))
+                } else {
+                    copy._slots[index] = _slots[index]
+                }
+            case .object:
+                guard copier != nil, let target = self[property.name] as? Object else { continue }
+                copy._slots[index] = .object(copier!.copy(target))
+            case .list(let empty):
+                let source: _ListBase
+                if let state = _state {
+                    guard let managed = _listValue(state: state, index: index) else { continue }
+                    source = managed
+                } else if case .list(let list) = _slots[index] {
+                    source = list
+                } else {
+                    continue
+                }
+                if property.kind == .object {
+                    guard copier != nil else { continue }
+                    copy._slots[index] = .list(source._unmanagedCopy(&copier!))
+                } else {
+                    try? empty._replaceAll(withAny: source._anyElements, property: property.name)
+                }
+            }
+        }
+    }
+
+    /// The managed list at `index`, read through the generic accessor of the slot's type.
+    private func _listValue(state: ObjectState, index: Int) -> _ListBase? {
+        guard case .list(let prototype) = type(of: self).init()._slots[index] else { return nil }
+        return prototype._managedCopy(state: state, index: index)
+    }
+
+    /// Copies every property that is not a link, a list of objects or the primary key from
+    /// `other` (managed or not). Inside a write when this object is managed.
+    public func mergeProperties(from other: Object) {
+        let info = ObjectType.info(for: type(of: self))
+        precondition(type(of: other) == type(of: self) || ObjectType.info(for: type(of: other)).schema.className == info.schema.className,
+                     "mergeProperties(from:) needs an object of the same type")
+        for (index, property) in info.schema.properties.enumerated() where property.kind != .object && !property.isPrimaryKey {
+            let value = other[property.name]
+            do {
+                try setDynamicValue(value, index: index)
+            } catch {
+                preconditionFailure("\(error)")
+            }
+        }
+    }
+}

@@ -1,0 +1,152 @@
+// Object: the base class of every model. An object is unmanaged (its values in `_slots`)
+// until it is added to a realm; a managed object reads and writes through `_state`.
+
+import Foundation
+
+/// The base class of model types. Declare properties with ``Persisted``:
+///
+/// ```swift
+/// final class Car: Object {
+///     @Persisted(primaryKey: true) var vin: String = ""
+///     @Persisted var model: String = ""
+/// }
+/// ```
+///
+/// An object is *unmanaged* until it is added to a ``Realm``; it is then *managed*: it
+/// reads the realm's current snapshot, may be changed only inside a write, and belongs to
+/// the realm's thread.
+open class Object: CustomStringConvertible {
+    /// Values of an unmanaged object, by property position.
+    final var _slots: [_Slot]
+    /// The managed state; nil while unmanaged.
+    public final var _state: ObjectState?
+    /// Records property reads during key-path analysis (schema discovery only).
+    final var _probe: PropertyProbe?
+
+    /// Creates an unmanaged object with every property at its initial value.
+    public required init() {
+        _slots = ObjectConstruction.take()
+    }
+
+    /// The class name as stored in the schema.
+    public class var className: String { String(describing: self) }
+
+    /// The realm that manages this object, or nil while unmanaged.
+    public var realm: Realm? { _state?.realm }
+
+    /// Whether the object was deleted from its realm (or its realm was invalidated).
+    /// Unmanaged objects are never invalidated.
+    public var isInvalidated: Bool { _state?.isInvalidated ?? false }
+
+    /// The schema of this object's type.
+    public var objectSchema: ObjectSchema { ObjectType.info(for: type(of: self)).schema }
+
+    /// The object's identity that can cross threads: its primary key, or its hidden object
+    /// id. Unmanaged objects without a primary key have none (the call traps).
+    public var primaryKeyValue: PrimaryKeyValue {
+        if let state = _state { return state.primaryKey }
+        let info = ObjectType.info(for: type(of: self))
+        guard let index = info.primaryKeyIndex, let value = unmanagedField(index).flatMap(PrimaryKeyValue.init(field:)) else {
+            preconditionFailure("\(Self.className) has no primary key, and an unmanaged object has no object id yet")
+        }
+        return value
+    }
+
+    /// A property's value by name, as a plain Swift value (`nil` for nil or an unknown name);
+    /// links read as objects, lists as arrays.
+    public subscript(key: String) -> Any? {
+        get {
+            let info = ObjectType.info(for: type(of: self))
+            guard let index = info.schema.index(of: key) else { return nil }
+            if let state = _state { return state.dynamicValue(index) }
+            switch _slots[index] {
+            case .value(let field): return field.anyValue
+            case .object(let object): return object
+            case .list(let list): return list._anyElements
+            }
+        }
+        set {
+            let info = ObjectType.info(for: type(of: self))
+            guard let index = info.schema.index(of: key) else {
+                preconditionFailure("\(Self.className) has no property '\(key)'")
+            }
+            do {
+                try setDynamicValue(newValue, index: index)
+            } catch {
+                preconditionFailure("\(error)")
+            }
+        }
+    }
+
+    /// Sets a property from a plain Swift value; throws when the value does not fit.
+    func setDynamicValue(_ value: Any?, index: Int) throws {
+        let info = ObjectType.info(for: type(of: self))
+        let property = info.schema.properties[index]
+        if let state = _state {
+            try state.setDynamicValue(value, index: index)
+            return
+        }
+        switch _slots[index] {
+        case .object:
+            guard value == nil || value is Object else {
+                throw RealmError.invalidValue("\(Self.className).\(property.name) links to \(property.objectClassName ?? "?"), not \(type(of: value!))")
+            }
+            _slots[index] = .object(value as? Object)
+        case .list(let list):
+            try list._replaceAll(withAny: value, property: "\(Self.className).\(property.name)")
+        case .value:
+            _slots[index] = .value(try FieldValue.converting(value, to: property, context: "\(Self.className).\(property.name)"))
+        }
+    }
+
+    /// The field of an unmanaged object (nil for links and lists).
+    final func unmanagedField(_ index: Int) -> FieldValue? {
+        if case .value(let field) = _slots[index] { return field }
+        return nil
+    }
+
+    /// `ClassName { name = value; … }`.
+    open var description: String {
+        if isInvalidated { return "\(Self.className) { invalidated }" }
+        let info = ObjectType.info(for: type(of: self))
+        let parts = info.schema.properties.map { property -> String in
+            let value = self[property.name]
+            let text: String
+            switch value {
+            case nil: text = "nil"
+            case let object as Object: text = "\(type(of: object).className)(\(object._state.map { $0.primaryKey.description } ?? "unmanaged"))"
+            case let string as String: text = "\"\(string)\""
+            case let some?: text = "\(some)"
+            }
+            return "\(property.name) = \(text)"
+        }
+        return "\(Self.className) { " + parts.joined(separator: "; ") + " }"
+    }
+}
+
+/// Links: an `Object?` property or a `List` of objects.
+extension Object: _PersistableValue {
+    public static var _propertyKind: PropertyKind { .object }
+    public static var _typeName: String? { className }
+    public static var _defaultValue: Self { Self() }
+    public static func _fromField(_ field: FieldValue, in realm: Realm?) -> Self? {
+        guard case .link(let key) = field, let realm else { return nil }
+        return realm.linkedObject(Self.self, key: key)
+    }
+    public func _field(in realm: Realm?) throws -> FieldValue {
+        guard let realm else { throw RealmError.invalidValue("a link to \(Self.className) needs a realm") }
+        return .link(try realm.linkKey(for: self))
+    }
+    public func _slot() -> _Slot { .object(self) }
+    public static func _fromSlot(_ slot: _Slot) -> Self? {
+        if case .object(let object) = slot { return object as? Self }
+        return nil
+    }
+    public static var _nilSlot: _Slot { .object(nil) }
+}
+
+/// Records which property a key path reads (see ``ObjectType/propertyIndex(for:)``).
+final class PropertyProbe {
+    var indices: [Int] = []
+    func record(_ index: Int) { indices.append(index) }
+}

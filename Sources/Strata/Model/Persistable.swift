@@ -1,0 +1,254 @@
+// The types a @Persisted property can have, and how each moves between a model object,
+// an unmanaged slot and a stored FieldValue. The underscored protocols are public only
+// because generic signatures need them; applications use the types, not the protocols.
+
+import Foundation
+
+/// Where an unmanaged object keeps a property's value.
+public enum _Slot {
+    case value(FieldValue)
+    case object(Object?)
+    case list(_ListBase)
+}
+
+/// A type that can be one value of a property, an element of a `List`, or wrapped in an
+/// `Optional`: the primitives, `Object` subclasses (links), `PersistableEnum` and
+/// `ColumnCodable` types.
+public protocol _PersistableValue {
+    /// The stored kind.
+    static var _propertyKind: PropertyKind { get }
+    /// The linked class or column type name, for the schema.
+    static var _typeName: String? { get }
+    /// The value a default-initialized property holds.
+    static var _defaultValue: Self { get }
+    /// The value stored as `field`, or nil when `field` is not one (links: the object is gone).
+    static func _fromField(_ field: FieldValue, in realm: Realm?) -> Self?
+    /// The field that stores this value; links need the realm that will hold them.
+    func _field(in realm: Realm?) throws -> FieldValue
+    /// How an unmanaged object keeps the value.
+    func _slot() -> _Slot
+    /// The value an unmanaged object keeps in `slot`.
+    static func _fromSlot(_ slot: _Slot) -> Self?
+    /// How an unmanaged object keeps nil of this type.
+    static var _nilSlot: _Slot { get }
+}
+
+extension _PersistableValue {
+    public static var _typeName: String? { nil }
+    public func _slot() -> _Slot { .value((try? _field(in: nil)) ?? .null) }
+    public static func _fromSlot(_ slot: _Slot) -> Self? {
+        if case .value(let field) = slot { return _fromField(field, in: nil) }
+        return nil
+    }
+    public static var _nilSlot: _Slot { .value(.null) }
+}
+
+/// A type that can be the declared type of a `@Persisted` property.
+public protocol _PersistedProperty {
+    /// The schema of a property of this type (name and flags are filled in by the caller).
+    static var _schemaTemplate: PropertySchema { get }
+    /// The value of a property declared without an initial value.
+    static var _defaultPropertyValue: Self { get }
+    /// How an unmanaged object keeps the value.
+    func _propertySlot() -> _Slot
+    /// The value an unmanaged object keeps in `slot`.
+    static func _fromPropertySlot(_ slot: _Slot) -> Self
+    /// Reads the property of a managed object.
+    static func _managedGet(_ state: ObjectState, _ index: Int) -> Self
+    /// Writes the property of a managed object (inside a write).
+    static func _managedSet(_ value: Self, _ state: ObjectState, _ index: Int)
+}
+
+// MARK: Plain values
+
+/// Non-optional values.
+extension _PersistedProperty where Self: _PersistableValue {
+    public static var _schemaTemplate: PropertySchema {
+        PropertySchema(name: "", kind: _propertyKind, isOptional: _propertyKind == .object, objectClassName: _typeName)
+    }
+    public static var _defaultPropertyValue: Self { _defaultValue }
+    public func _propertySlot() -> _Slot { _slot() }
+    public static func _fromPropertySlot(_ slot: _Slot) -> Self { _fromSlot(slot) ?? _defaultValue }
+    public static func _managedGet(_ state: ObjectState, _ index: Int) -> Self {
+        let field = state.field(index)
+        guard let value = _fromField(field, in: state.realm) else { state.badValue(field, index: index, type: Self.self) }
+        return value
+    }
+    public static func _managedSet(_ value: Self, _ state: ObjectState, _ index: Int) {
+        state.setField(index, state.fieldForAssignment { try value._field(in: state.realm) })
+    }
+}
+
+extension Optional: _PersistedProperty where Wrapped: _PersistableValue {
+    public static var _schemaTemplate: PropertySchema {
+        PropertySchema(name: "", kind: Wrapped._propertyKind, isOptional: true, objectClassName: Wrapped._typeName)
+    }
+    public static var _defaultPropertyValue: Self { nil }
+    public func _propertySlot() -> _Slot { self.map { $0._slot() } ?? Wrapped._nilSlot }
+    public static func _fromPropertySlot(_ slot: _Slot) -> Self { Wrapped._fromSlot(slot) }
+    public static func _managedGet(_ state: ObjectState, _ index: Int) -> Self {
+        let field = state.field(index)
+        if field == .null { return nil }
+        if let value = Wrapped._fromField(field, in: state.realm) { return value }
+        if case .link = field { return nil }  // the linked object was deleted
+        state.badValue(field, index: index, type: Self.self)
+    }
+    public static func _managedSet(_ value: Self, _ state: ObjectState, _ index: Int) {
+        state.setField(index, state.fieldForAssignment { try value?._field(in: state.realm) ?? .null })
+    }
+}
+
+/// Optional values inside lists (`List<String?>`).
+extension Optional: _PersistableValue where Wrapped: _PersistableValue {
+    public static var _propertyKind: PropertyKind { Wrapped._propertyKind }
+    public static var _typeName: String? { Wrapped._typeName }
+    public static var _defaultValue: Self { nil }
+    public static func _fromField(_ field: FieldValue, in realm: Realm?) -> Self? {
+        field == .null ? .some(nil) : Wrapped._fromField(field, in: realm).map { .some($0) }
+    }
+    public func _field(in realm: Realm?) throws -> FieldValue { try self?._field(in: realm) ?? .null }
+    public func _slot() -> _Slot { self.map { $0._slot() } ?? Wrapped._nilSlot }
+    public static func _fromSlot(_ slot: _Slot) -> Self? { .some(Wrapped._fromSlot(slot)) }
+}
+
+// MARK: Primitives
+
+extension Bool: _PersistableValue, _PersistedProperty {
+    public static var _propertyKind: PropertyKind { .bool }
+    public static var _defaultValue: Bool { false }
+    public static func _fromField(_ field: FieldValue, in _: Realm?) -> Bool? {
+        if case .bool(let v) = field { return v }
+        return nil
+    }
+    public func _field(in _: Realm?) -> FieldValue { .bool(self) }
+}
+
+/// Integers of every width are stored as 64-bit integers.
+public protocol _PersistableInteger: FixedWidthInteger, _PersistableValue, _PersistedProperty {}
+extension _PersistableInteger {
+    public static var _defaultValue: Self { 0 }
+    public static func _fromField(_ field: FieldValue, in _: Realm?) -> Self? {
+        if case .int(let v) = field { return Self(truncatingIfNeeded: v) }
+        return nil
+    }
+    public func _field(in _: Realm?) -> FieldValue { .int(Int64(truncatingIfNeeded: self)) }
+}
+extension Int: _PersistableInteger { public static var _propertyKind: PropertyKind { .int } }
+extension Int8: _PersistableInteger { public static var _propertyKind: PropertyKind { .int8 } }
+extension Int16: _PersistableInteger { public static var _propertyKind: PropertyKind { .int16 } }
+extension Int32: _PersistableInteger { public static var _propertyKind: PropertyKind { .int32 } }
+extension Int64: _PersistableInteger { public static var _propertyKind: PropertyKind { .int64 } }
+
+extension Double: _PersistableValue, _PersistedProperty {
+    public static var _propertyKind: PropertyKind { .double }
+    public static var _defaultValue: Double { 0 }
+    public static func _fromField(_ field: FieldValue, in _: Realm?) -> Double? {
+        if case .double(let v) = field { return v }
+        return nil
+    }
+    public func _field(in _: Realm?) -> FieldValue { .double(self) }
+}
+
+extension Float: _PersistableValue, _PersistedProperty {
+    public static var _propertyKind: PropertyKind { .float }
+    public static var _defaultValue: Float { 0 }
+    public static func _fromField(_ field: FieldValue, in _: Realm?) -> Float? {
+        if case .float(let v) = field { return v }
+        return nil
+    }
+    public func _field(in _: Realm?) -> FieldValue { .float(self) }
+}
+
+extension String: _PersistableValue, _PersistedProperty {
+    public static var _propertyKind: PropertyKind { .string }
+    public static var _defaultValue: String { "" }
+    public static func _fromField(_ field: FieldValue, in _: Realm?) -> String? {
+        if case .string(let v) = field { return v }
+        return nil
+    }
+    public func _field(in _: Realm?) -> FieldValue { .string(self) }
+}
+
+extension Data: _PersistableValue, _PersistedProperty {
+    public static var _propertyKind: PropertyKind { .data }
+    public static var _defaultValue: Data { Data() }
+    public static func _fromField(_ field: FieldValue, in _: Realm?) -> Data? {
+        if case .data(let v) = field { return v }
+        return nil
+    }
+    public func _field(in _: Realm?) -> FieldValue { .data(self) }
+}
+
+extension Date: _PersistableValue, _PersistedProperty {
+    public static var _propertyKind: PropertyKind { .date }
+    public static var _defaultValue: Date { Date(timeIntervalSinceReferenceDate: 0) }
+    public static func _fromField(_ field: FieldValue, in _: Realm?) -> Date? {
+        if case .date(let v) = field { return v }
+        return nil
+    }
+    public func _field(in _: Realm?) -> FieldValue { .date(self) }
+}
+
+extension UUID: _PersistableValue, _PersistedProperty {
+    public static var _propertyKind: PropertyKind { .uuid }
+    public static var _defaultValue: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+    public static func _fromField(_ field: FieldValue, in _: Realm?) -> UUID? {
+        if case .uuid(let v) = field { return v }
+        return nil
+    }
+    public func _field(in _: Realm?) -> FieldValue { .uuid(self) }
+}
+
+extension Decimal: _PersistableValue, _PersistedProperty {
+    public static var _propertyKind: PropertyKind { .decimal }
+    public static var _defaultValue: Decimal { 0 }
+    public static func _fromField(_ field: FieldValue, in _: Realm?) -> Decimal? {
+        if case .decimal(let v) = field { return v }
+        return nil
+    }
+    public func _field(in _: Realm?) -> FieldValue { .decimal(self) }
+}
+
+// MARK: Enums and custom column types
+
+/// An enum stored as its raw value:
+///
+/// ```swift
+/// enum Kind: Int, PersistableEnum { case free, pro }
+/// @Persisted var kind: Kind = .free
+/// ```
+///
+/// Reading a raw value that is not a case (written by another version of the app) traps
+/// with a message naming the type, object and property.
+public protocol PersistableEnum: _PersistableValue, _PersistedProperty, RawRepresentable, CaseIterable
+where RawValue: _PersistableValue {}
+
+extension PersistableEnum {
+    public static var _propertyKind: PropertyKind { RawValue._propertyKind }
+    public static var _defaultValue: Self { allCases.first! }
+    public static func _fromField(_ field: FieldValue, in realm: Realm?) -> Self? {
+        RawValue._fromField(field, in: realm).flatMap(Self.init(rawValue:))
+    }
+    public func _field(in realm: Realm?) throws -> FieldValue { try rawValue._field(in: realm) }
+}
+
+/// Custom column types (``ColumnCodable``) are stored as their ``Value``.
+extension ColumnDecodable {
+    public static var _propertyKind: PropertyKind { .column }
+    public static var _typeName: String? { String(describing: Self.self) }
+    public static var _defaultValue: Self {
+        guard let value = Self(with: .null) else {
+            fatalError("\(Self.self) has no value for null: declare properties of this type Optional or give them an initial value")
+        }
+        return value
+    }
+    public static func _fromField(_ field: FieldValue, in _: Realm?) -> Self? {
+        Self(with: field.columnValue)
+    }
+    public func _field(in _: Realm?) throws -> FieldValue {
+        guard let encodable = self as? any ColumnEncodable else {
+            throw RealmError.invalidValue("\(Self.self) is ColumnDecodable but not ColumnEncodable, so it cannot be stored")
+        }
+        return FieldValue(columnValue: encodable.archivedValue())
+    }
+}

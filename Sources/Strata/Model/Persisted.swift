@@ -1,0 +1,138 @@
+// @Persisted: the property wrapper that makes a stored property of an Object part of its
+// schema. Values live in the enclosing object (unmanaged: in its slots; managed: in the
+// store), so the wrapper itself holds only the property's position and flags.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Declares a stored property of an ``Object``:
+///
+/// ```swift
+/// final class User: Object {
+///     @Persisted(primaryKey: true) var objId: String = ""
+///     @Persisted(indexed: true) var city: String = ""
+///     @Persisted var tags: List<String>
+///     @Persisted var car: Car?
+/// }
+/// ```
+///
+/// The property's position in the schema is its position among the class's `@Persisted`
+/// properties, counted when an instance is initialized; initial values must not create
+/// other objects.
+@propertyWrapper
+public struct Persisted<Value: _PersistedProperty> {
+    let index: Int
+    let isPrimaryKey: Bool
+    let isIndexed: Bool
+
+    private init(slot: _Slot, primaryKey: Bool, indexed: Bool) {
+        index = ObjectConstruction.register(slot)
+        isPrimaryKey = primaryKey
+        isIndexed = indexed
+    }
+
+    /// A property with an initial value.
+    public init(wrappedValue: Value) {
+        self.init(slot: wrappedValue._propertySlot(), primaryKey: false, indexed: false)
+    }
+
+    /// A property with its type's default value: zero, empty, false, nil or an empty list.
+    public init() {
+        self.init(slot: Value._defaultPropertyValue._propertySlot(), primaryKey: false, indexed: false)
+    }
+
+    /// The primary key (`Int`, its widths, `String` or `UUID`), or an indexed property.
+    public init(wrappedValue: Value, primaryKey: Bool = false, indexed: Bool = false) {
+        self.init(slot: wrappedValue._propertySlot(), primaryKey: primaryKey, indexed: indexed)
+    }
+
+    /// The primary key or an indexed property, with its type's default value.
+    public init(primaryKey: Bool = false, indexed: Bool = false) {
+        self.init(slot: Value._defaultPropertyValue._propertySlot(), primaryKey: primaryKey, indexed: indexed)
+    }
+
+    /// Not available: `@Persisted` works only on properties of an ``Object`` subclass.
+    @available(*, unavailable, message: "@Persisted can only be used as a property on an Object subclass")
+    public var wrappedValue: Value {
+        get { fatalError("@Persisted can only be used as a property on an Object subclass") }
+        // swiftlint:disable:next unused_setter_value
+        set { fatalError("@Persisted can only be used as a property on an Object subclass") }
+    }
+
+    /// The accessor Swift calls for a wrapped property of a class.
+    public static subscript<EnclosingSelf: Object>(
+        _enclosingInstance object: EnclosingSelf,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
+    ) -> Value {
+        get {
+            let index = object[keyPath: storageKeyPath].index
+            if let state = object._state { return Value._managedGet(state, index) }
+            object._probe?.record(index)
+            return Value._fromPropertySlot(object._slots[index])
+        }
+        set {
+            let index = object[keyPath: storageKeyPath].index
+            if let state = object._state {
+                Value._managedSet(newValue, state, index)
+            } else {
+                object._slots[index] = newValue._propertySlot()
+            }
+        }
+    }
+}
+
+/// What schema discovery reads from a `Persisted` found by reflection.
+protocol PersistedDescriptor {
+    var index: Int { get }
+    var schemaTemplate: PropertySchema { get }
+    var isPrimaryKey: Bool { get }
+    var isIndexed: Bool { get }
+}
+
+extension Persisted: PersistedDescriptor {
+    var schemaTemplate: PropertySchema { Value._schemaTemplate }
+}
+
+/// The slots of the object being initialized on this thread. Stored-property initializers
+/// run before `Object.init()`, in declaration order (subclass first), so each `Persisted`
+/// appends its initial value and `Object.init()` takes the whole array.
+enum ObjectConstruction {
+    final class Buffer { var slots: [_Slot] = [] }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pointer in
+            #if canImport(Darwin)
+            Unmanaged<Buffer>.fromOpaque(pointer).release()
+            #else
+            if let pointer { Unmanaged<Buffer>.fromOpaque(pointer).release() }
+            #endif
+        }
+        return key
+    }()
+
+    static var current: Buffer {
+        if let pointer = pthread_getspecific(key) { return Unmanaged<Buffer>.fromOpaque(pointer).takeUnretainedValue() }
+        let buffer = Buffer()
+        pthread_setspecific(key, Unmanaged.passRetained(buffer).toOpaque())
+        return buffer
+    }
+
+    static func register(_ slot: _Slot) -> Int {
+        let buffer = current
+        buffer.slots.append(slot)
+        return buffer.slots.count - 1
+    }
+
+    static func take() -> [_Slot] {
+        let buffer = current
+        let slots = buffer.slots
+        buffer.slots = []
+        buffer.slots.reserveCapacity(slots.count)
+        return slots
+    }
+}

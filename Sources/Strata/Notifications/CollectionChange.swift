@@ -1,0 +1,263 @@
+// Collection notifications: after each commit, the observer works out which positions of
+// its results were deleted, inserted and modified from the commit's change set alone —
+// binary searches in the ordered keys, never a re-scan — unless the change set is unknown
+// or touches linked types, when it recomputes and diffs.
+
+import Foundation
+import Dispatch
+
+/// A change to a live collection, UITableView batch style: deletions in old indices,
+/// insertions and modifications in new indices, each ascending.
+public enum RealmCollectionChange<CollectionType> {
+    /// The first callback, with the collection as it is.
+    case initial(CollectionType)
+    /// The collection after a commit, and what changed.
+    case update(CollectionType, deletions: [Int], insertions: [Int], modifications: [Int])
+    /// The observation failed and stops.
+    case error(any Error)
+}
+
+/// A collection change as a `Sendable` value (for ``Results/changes``).
+public struct CollectionChangeSet: Sendable, Hashable {
+    /// True for the first value, which describes the collection as it is.
+    public var isInitial: Bool
+    /// The number of objects after the change.
+    public var count: Int
+    /// Positions removed, in the old collection, ascending.
+    public var deletions: [Int]
+    /// Positions added, in the new collection, ascending.
+    public var insertions: [Int]
+    /// Positions whose object changed, in the new collection, ascending.
+    public var modifications: [Int]
+}
+
+extension Results {
+    /// Calls `block` with `.initial` now, then with `.update` after each commit that changes
+    /// the results. With a `queue`, the observation runs on its own realm confined to that
+    /// serial queue, and `block` is called there.
+    public func observe(on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
+        guard let queue else {
+            realm.verifyThread()
+            let observer = CollectionObserver(query: query, realm: realm, block: block)
+            realm.observers.add(observer)
+            block(.initial(Results(realm: realm, query: query, keys: observer.keys)))
+            return observer.token
+        }
+        let token = NotificationToken()
+        let configuration = realm.configuration
+        let query = UncheckedSendable(value: self.query)
+        let callback = UncheckedSendable(value: block)
+        let holder = Locked<(Realm, NotificationToken)?>(nil)
+        token.onInvalidate {
+            queue.async { holder.withLock { $0?.1.invalidate(); $0 = nil } }
+        }
+        queue.async {
+            guard token.isValid else { return }
+            do {
+                let queueRealm = try Realm(configuration: configuration, queue: queue)
+                let results = Results(realm: queueRealm, query: query.value)
+                let inner = results.observe(callback.value)
+                holder.withLock { $0 = (queueRealm, inner) }
+            } catch {
+                callback.value(.error(error))
+            }
+        }
+        return token
+    }
+
+    /// Every change of these results as an asynchronous sequence, starting with the initial
+    /// state. The observation runs on a private queue with its own realm.
+    public var changes: AsyncStream<CollectionChangeSet> {
+        AsyncStream { continuation in
+            let queue = DispatchQueue(label: "strata.results.changes")
+            let token = observe(on: queue) { change in
+                switch change {
+                case .initial(let results):
+                    continuation.yield(CollectionChangeSet(isInitial: true, count: results.count, deletions: [], insertions: [], modifications: []))
+                case .update(let results, let deletions, let insertions, let modifications):
+                    continuation.yield(CollectionChangeSet(isInitial: false, count: results.count, deletions: deletions,
+                                                           insertions: insertions, modifications: modifications))
+                case .error:
+                    continuation.finish()
+                }
+            }
+            continuation.onTermination = { _ in token.invalidate() }
+        }
+    }
+
+    init(realm: Realm, query: ResultsQuery<Element>, keys: [[UInt8]]) {
+        self.init(realm: realm, query: query)
+        primeCache(keys)
+    }
+}
+
+/// Keeps a query's ordered keys up to date and reports each commit's effect on them.
+final class CollectionObserver<Element: Object>: RealmObserver {
+    let token = NotificationToken()
+    let query: ResultsQuery<Element>
+    private(set) var keys: [[UInt8]]
+    private let block: (RealmCollectionChange<Results<Element>>) -> Void
+    /// Tables of the types this type links to: changes there may modify our objects.
+    private let linkedTables: [Int: UInt32]
+
+    init(query: ResultsQuery<Element>, realm: Realm, block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) {
+        self.query = query
+        self.block = block
+        keys = query.evaluate(in: realm)
+        var linked: [Int: UInt32] = [:]
+        for (index, property) in query.bound.schema.properties.enumerated() where property.kind == .object {
+            if let target = property.objectClassName.flatMap(realm.boundType(named:)) { linked[index] = target.table }
+        }
+        linkedTables = linked
+    }
+
+    func realmDidAdvance(_ realm: Realm, old: Snapshot, changes: CommitChanges?, silent: Bool) {
+        let table = query.bound.table
+        let result: (deletions: [Int], insertions: [Int], modifications: [Int])
+        if let changes, !linkedTables.values.contains(where: { changes.tables[$0].map { !$0.isEmpty } ?? false }) {
+            guard let own = changes.tables[table], !own.isEmpty else { return }
+            result = incremental(realm, old: old, changes: own)
+        } else {
+            result = recompute(realm, old: old, changes: changes)
+        }
+        if silent || (result.deletions.isEmpty && result.insertions.isEmpty && result.modifications.isEmpty) { return }
+        block(.update(Results(realm: realm, query: query, keys: keys), deletions: result.deletions,
+                      insertions: result.insertions, modifications: result.modifications))
+    }
+
+    private func object(_ realm: Realm, _ key: [UInt8], pinned: Snapshot?) -> Element {
+        realm.makeObject(bound: query.bound, key: key, row: nil, pinned: pinned) as! Element
+    }
+
+    /// The first position in `keys` not before `key` (objects read from `view`).
+    private func lowerBound(_ keys: [[UInt8]], _ key: [UInt8], _ target: Element?, realm: Realm, view: Snapshot?) -> Int {
+        var low = 0, high = keys.count
+        while low < high {
+            let mid = (low + high) / 2
+            let before: Bool
+            if query.sort.isEmpty {
+                before = keys[mid].lexicographicallyPrecedes(key)
+            } else {
+                before = query.precedes(object(realm, keys[mid], pinned: view), keys[mid], target!, key)
+            }
+            if before { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    private func incremental(_ realm: Realm, old: Snapshot, changes: TableChanges) -> ([Int], [Int], [Int]) {
+        let sorted = !query.sort.isEmpty
+        func oldIndex(_ key: [UInt8]) -> (Int, Element?)? {
+            let oldObject = sorted ? object(realm, key, pinned: old) : nil
+            if sorted, oldObject?.isInvalidated ?? true { return nil }
+            let index = lowerBound(keys, key, oldObject, realm: realm, view: old)
+            return index < keys.count && keys[index] == key ? (index, oldObject) : nil
+        }
+        func current(_ key: [UInt8]) -> Element? {
+            guard let object = realm.object(bound: query.bound, key: key) as? Element, query.matches(object) else { return nil }
+            return object
+        }
+        var removals: [Int] = []
+        var inserts: [([UInt8], Element)] = []
+        var stayed: [([UInt8], Element)] = []
+        for key in changes.deleted {
+            if let (index, _) = oldIndex(key) { removals.append(index) }
+        }
+        for key in changes.modified.keys {
+            let now = current(key)
+            if let (index, before) = oldIndex(key) {
+                if let now, !sorted || query.sortsTheSame(before!, now) {
+                    stayed.append((key, now))
+                } else {
+                    removals.append(index)
+                    if let now { inserts.append((key, now)) }
+                }
+            } else if let now {
+                inserts.append((key, now))
+            }
+        }
+        for key in changes.inserted {
+            if let now = current(key) { inserts.append((key, now)) }
+        }
+        removals.sort()
+        for index in removals.reversed() { keys.remove(at: index) }
+        for (key, object) in inserts {
+            keys.insert(key, at: lowerBound(keys, key, object, realm: realm, view: nil))
+        }
+        let insertions = inserts.map { lowerBound(keys, $0.0, $0.1, realm: realm, view: nil) }.sorted()
+        let modifications = stayed.map { lowerBound(keys, $0.0, $0.1, realm: realm, view: nil) }.sorted()
+        return (removals, insertions, modifications)
+    }
+
+    /// Re-evaluates and diffs by key; common keys that changed order become delete + insert.
+    private func recompute(_ realm: Realm, old: Snapshot, changes: CommitChanges?) -> ([Int], [Int], [Int]) {
+        let newKeys = query.evaluate(in: realm)
+        let oldPositions = Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, $0) })
+        let newSet = Set(newKeys)
+        var deletions = keys.indices.filter { !newSet.contains(keys[$0]) }
+        // Common keys in new order, with their old positions; keep the longest increasing run.
+        let common = newKeys.enumerated().compactMap { position, key in oldPositions[key].map { (position, $0) } }
+        let kept = Set(Self.longestIncreasing(common.map(\.1)).map { common[$0].0 })
+        var insertions: [Int] = []
+        var modifications: [Int] = []
+        var moved: [Int] = []
+        for (position, key) in newKeys.enumerated() {
+            guard let oldPosition = oldPositions[key] else { insertions.append(position); continue }
+            if !kept.contains(position) {
+                moved.append(oldPosition)
+                insertions.append(position)
+            } else if changed(key, realm: realm, old: old, changes: changes) {
+                modifications.append(position)
+            }
+        }
+        deletions = (deletions + moved).sorted()
+        keys = newKeys
+        return (deletions, insertions, modifications)
+    }
+
+    /// Whether the object or an object it links to changed.
+    private func changed(_ key: [UInt8], realm: Realm, old: Snapshot, changes: CommitChanges?) -> Bool {
+        guard let changes else {
+            return (try? old.get(table: query.bound.table, key: key)) != realm.storedRow(table: query.bound.table, key: key)
+        }
+        if changes.tables[query.bound.table]?.modified[key] != nil { return true }
+        guard let row = realm.storedRow(table: query.bound.table, key: key) else { return false }
+        for (index, table) in linkedTables {
+            guard let tableChanges = changes.tables[table], !tableChanges.isEmpty,
+                  let field = try? RowFormat.field(index, of: row) else { continue }
+            let targets: [[UInt8]]
+            switch field {
+            case .link(let target): targets = [target]
+            case .list(let items): targets = items.compactMap { if case .link(let target) = $0 { return target } else { return nil } }
+            default: targets = []
+            }
+            if targets.contains(where: { tableChanges.modified[$0] != nil || tableChanges.deleted.contains($0) || tableChanges.inserted.contains($0) }) {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Indices of a longest strictly increasing subsequence of `values`.
+    static func longestIncreasing(_ values: [Int]) -> [Int] {
+        var tails: [Int] = []
+        var previous = [Int](repeating: -1, count: values.count)
+        for (index, value) in values.enumerated() {
+            var low = 0, high = tails.count
+            while low < high {
+                let mid = (low + high) / 2
+                if values[tails[mid]] < value { low = mid + 1 } else { high = mid }
+            }
+            if low > 0 { previous[index] = tails[low - 1] }
+            if low == tails.count { tails.append(index) } else { tails[low] = index }
+        }
+        var result: [Int] = []
+        var current = tails.last ?? -1
+        while current >= 0 {
+            result.append(current)
+            current = previous[current]
+        }
+        return result.reversed()
+    }
+}

@@ -1,0 +1,86 @@
+// Object notifications: which properties of one object a commit changed, with their old
+// and new values.
+
+/// One changed property of an observed object.
+public struct PropertyChange {
+    /// The property's name.
+    public let name: String
+    /// The value before the commit (links as objects of the old version are not kept: nil).
+    public let oldValue: Any?
+    /// The value after the commit.
+    public let newValue: Any?
+}
+
+/// What happened to an observed object.
+public enum ObjectChange<T: Object> {
+    /// Properties of the object changed.
+    case change(T, [PropertyChange])
+    /// The object was deleted; no more notifications follow.
+    case deleted
+    /// The observation failed and stops.
+    case error(any Error)
+}
+
+extension Object {
+    /// Calls `block` after each commit that changes or deletes this managed object
+    /// (optionally only for the named properties).
+    public func observe<T: Object>(keyPaths: [String]? = nil, _ block: @escaping (ObjectChange<T>) -> Void) -> NotificationToken {
+        guard let state = _state else {
+            preconditionFailure("Only managed objects can be observed; add \(Self.className) to a realm first")
+        }
+        state.realm.verifyThread()
+        let observer = ObjectObserver<T>(state: state, keyPaths: keyPaths, block: block)
+        state.realm.observers.add(observer)
+        return observer.token
+    }
+}
+
+final class ObjectObserver<T: Object>: RealmObserver {
+    let token = NotificationToken()
+    private let bound: BoundType
+    private let key: [UInt8]
+    private let watched: Set<Int>?
+    private let block: (ObjectChange<T>) -> Void
+
+    init(state: ObjectState, keyPaths: [String]?, block: @escaping (ObjectChange<T>) -> Void) {
+        bound = state.bound
+        key = state.key
+        watched = keyPaths.map { Set($0.compactMap(state.bound.schema.index(of:))) }
+        self.block = block
+    }
+
+    func realmDidAdvance(_ realm: Realm, old: Snapshot, changes: CommitChanges?, silent: Bool) {
+        let before = try? old.get(table: bound.table, key: key)
+        let after = realm.storedRow(table: bound.table, key: key)
+        guard let before else { return }
+        guard let after else {
+            token.invalidate()
+            if !silent { block(.deleted) }
+            return
+        }
+        var properties: Set<Int>
+        if let tableChanges = changes?.tables[bound.table] {
+            properties = tableChanges.modified[key] ?? []
+        } else if changes != nil {
+            return
+        } else {
+            guard before != after else { return }
+            properties = Set(bound.schema.properties.indices)
+        }
+        if let watched { properties.formIntersection(watched) }
+        guard !properties.isEmpty else { return }
+        let oldObject = realm.makeObject(bound: bound, key: key, row: before, pinned: old)
+        let newObject = realm.makeObject(bound: bound, key: key, row: after)
+        let list = properties.sorted().compactMap { index -> PropertyChange? in
+            let property = bound.schema.properties[index]
+            let oldValue = property.kind == .object ? nil : oldObject._state!.dynamicValue(index)
+            let newValue = newObject._state!.dynamicValue(index)
+            if property.kind != .object, (oldObject._state!.allFields()?[index]) == (newObject._state!.allFields()?[index]), changes == nil {
+                return nil
+            }
+            return PropertyChange(name: property.name, oldValue: oldValue, newValue: newValue)
+        }
+        if silent || list.isEmpty { return }
+        block(.change(newObject as! T, list))
+    }
+}

@@ -1,0 +1,249 @@
+// Results: a lazy, live query over one object type. It evaluates when first read and again
+// whenever the realm's content has changed since; for-in iterates a stable copy of the
+// matching keys.
+
+import Foundation
+
+/// The objects of one type that match a query, in order: live, lazily evaluated, and
+/// confined to the realm's thread.
+///
+/// ```swift
+/// let top = realm.objects(User.self)
+///     .filter(#Predicate { $0.rank > 3 && $0.city == "Raleigh" })
+///     .sorted(by: [SortDescriptor(\User.lastName), SortDescriptor(\User.rank, order: .reverse)])
+/// ```
+///
+/// Without a sort, objects are in primary-key order (hidden ids: insertion order).
+/// An equality on the primary key or an indexed property reads the index.
+public struct Results<Element: Object>: RandomAccessCollection, CustomStringConvertible {
+    /// The realm the results read.
+    public let realm: Realm
+    let query: ResultsQuery<Element>
+    private let cache: Cache
+
+    final class Cache {
+        var keys: [[UInt8]] = []
+        var version: UInt64 = 0
+    }
+
+    init(realm: Realm, bound: BoundType) {
+        self.init(realm: realm, query: ResultsQuery(bound: bound, filters: [], sort: []))
+    }
+
+    init(realm: Realm, query: ResultsQuery<Element>) {
+        self.realm = realm
+        self.query = query
+        cache = Cache()
+    }
+
+    /// The keys of the matching objects, evaluated for the realm's current content.
+    var keys: [[UInt8]] {
+        realm.verifyThread()
+        let version = realm.contentVersion &+ (realm.writeState?.changeCounter ?? 0) << 32
+        if cache.version != version || cache.version == 0 {
+            cache.keys = query.evaluate(in: realm)
+            cache.version = version
+        }
+        return cache.keys
+    }
+
+    /// Seeds the cache with keys already evaluated for the realm's current content.
+    func primeCache(_ keys: [[UInt8]]) {
+        cache.keys = keys
+        cache.version = realm.contentVersion &+ (realm.writeState?.changeCounter ?? 0) << 32
+    }
+
+    // MARK: Collection
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { count }
+
+    /// The number of matching objects.
+    public var count: Int {
+        if query.filters.isEmpty, realm.writeState == nil {
+            realm.verifyThread()
+            return realm.snapshot.count(table: query.bound.table)
+        }
+        return keys.count
+    }
+
+    /// The object at `position`.
+    public subscript(position: Int) -> Element {
+        let keys = self.keys
+        precondition(position >= 0 && position < keys.count, "Index \(position) is out of bounds (must be less than \(keys.count))")
+        return realm.makeObject(bound: query.bound, key: keys[position], row: nil) as! Element
+    }
+
+    /// Iterates the objects matching when iteration starts (changes made meanwhile do not move it).
+    public func makeIterator() -> Iterator { Iterator(results: self, keys: keys) }
+
+    /// Iterates a stable list of keys.
+    public struct Iterator: IteratorProtocol {
+        let results: Results
+        let keys: [[UInt8]]
+        var position = 0
+
+        public mutating func next() -> Element? {
+            while position < keys.count {
+                let key = keys[position]
+                position += 1
+                if let object = results.realm.object(bound: results.query.bound, key: key) as? Element { return object }
+            }
+            return nil
+        }
+    }
+
+    // MARK: Queries
+
+    /// The objects that also match `predicate`.
+    public func filter(_ predicate: Predicate<Element>) -> Results<Element> {
+        Results(realm: realm, query: query.adding(filter: predicate))
+    }
+
+    /// The same objects sorted by `descriptors` (ties keep primary-key order).
+    public func sorted(by descriptors: [SortDescriptor<Element>]) -> Results<Element> {
+        Results(realm: realm, query: query.replacing(sort: descriptors))
+    }
+
+    /// The same objects sorted by one property.
+    public func sorted<V: Comparable>(by keyPath: KeyPath<Element, V> & Sendable, ascending: Bool = true) -> Results<Element> {
+        sorted(by: [SortDescriptor(keyPath, order: ascending ? .forward : .reverse)])
+    }
+
+    /// The position of `object`, or nil if it does not match.
+    public func index(of object: Element) -> Int? {
+        guard let state = object._state, state.realm === realm else { return nil }
+        return keys.firstIndex(of: state.key)
+    }
+
+    /// The objects as an array.
+    public func toArray() -> [Element] { Array(self) }
+
+    // MARK: Aggregates
+
+    /// The smallest value of a property among the objects, or nil when there are none.
+    public func min<V: Comparable>(of keyPath: KeyPath<Element, V>) -> V? { lazy.map { $0[keyPath: keyPath] }.min() }
+    /// The largest value of a property among the objects, or nil when there are none.
+    public func max<V: Comparable>(of keyPath: KeyPath<Element, V>) -> V? { lazy.map { $0[keyPath: keyPath] }.max() }
+    /// The sum of a property over the objects (zero when there are none).
+    public func sum<V: AdditiveArithmetic>(of keyPath: KeyPath<Element, V>) -> V { reduce(.zero) { $0 + $1[keyPath: keyPath] } }
+    /// The mean of a property over the objects, or nil when there are none.
+    public func average<V: BinaryFloatingPoint>(of keyPath: KeyPath<Element, V>) -> V? {
+        let values = map { $0[keyPath: keyPath] }
+        return values.isEmpty ? nil : values.reduce(0, +) / V(values.count)
+    }
+    /// The mean of an integer property over the objects, or nil when there are none.
+    public func average<V: BinaryInteger>(of keyPath: KeyPath<Element, V>) -> Double? {
+        let values = map { Double($0[keyPath: keyPath]) }
+        return values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
+    }
+
+    public var description: String {
+        "Results<\(Element.className)>(\(count) objects)"
+    }
+}
+
+/// The filters and sort of a `Results`, and how to evaluate them.
+final class ResultsQuery<Element: Object>: @unchecked Sendable {
+    let bound: BoundType
+    let filters: [Predicate<Element>]
+    let sort: [SortDescriptor<Element>]
+    /// An equality on the primary key or an indexed property, if any filter has one.
+    let indexTerm: PredicateAnalysis.Term?
+
+    init(bound: BoundType, filters: [Predicate<Element>], sort: [SortDescriptor<Element>]) {
+        self.bound = bound
+        self.filters = filters
+        self.sort = sort
+        indexTerm = filters.lazy.flatMap { PredicateAnalysis.equalityTerms($0.expression, type: bound.info) }
+            .first { $0.propertyIndex == bound.primaryKeyIndex || bound.indexedProperties.contains($0.propertyIndex) }
+    }
+
+    func adding(filter: Predicate<Element>) -> ResultsQuery { ResultsQuery(bound: bound, filters: filters + [filter], sort: sort) }
+    func replacing(sort: [SortDescriptor<Element>]) -> ResultsQuery { ResultsQuery(bound: bound, filters: filters, sort: sort) }
+
+    /// Whether `object` matches every filter (a filter that throws does not match).
+    func matches(_ object: Element) -> Bool {
+        for filter in filters {
+            guard (try? filter.evaluate(object)) == true else { return false }
+        }
+        return true
+    }
+
+    /// Whether `a` comes before `b`: the sort descriptors, then the key.
+    func precedes(_ a: Element, _ aKey: [UInt8], _ b: Element, _ bKey: [UInt8]) -> Bool {
+        for descriptor in sort {
+            switch descriptor.compare(a, b) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame: continue
+            }
+        }
+        return aKey.lexicographicallyPrecedes(bKey)
+    }
+
+    /// Whether two versions of one object sort the same against everything else.
+    func sortsTheSame(_ old: Element, _ new: Element) -> Bool {
+        sort.allSatisfy { $0.compare(old, new) == .orderedSame }
+    }
+
+    /// The keys of the matching objects in `realm`'s current content, in order.
+    func evaluate(in realm: Realm) -> [[UInt8]] {
+        var objects: [(key: [UInt8], object: Element)] = []
+        let table = bound.table
+        let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == table } } ?? [:]
+        if let term = indexTerm {
+            var keys: [[UInt8]]
+            if term.propertyIndex == bound.primaryKeyIndex {
+                keys = PrimaryKeyValue(field: term.value).map { [$0.keyBytes] } ?? []
+            } else {
+                keys = (try? SecondaryIndex.lookup(table: bound.indexTable(term.propertyIndex), value: term.value) { table, key in
+                    try realm.snapshot.get(table: table, key: key)
+                }) ?? []
+                let known = Set(keys)
+                keys.append(contentsOf: pending.keys.map(\.key).filter { !known.contains($0) })
+            }
+            for key in keys {
+                if let object = realm.object(bound: bound, key: key) as? Element { objects.append((key, object)) }
+            }
+        } else {
+            do {
+                try realm.snapshot.scan(table: table) { key, row in
+                    if pending[RowKey(table: table, key: key)] != nil { return }
+                    objects.append((key, realm.makeObject(bound: bound, key: key, row: row) as! Element))
+                }
+            } catch {
+                preconditionFailure("reading \(bound.className) objects: \(error)")
+            }
+            for (rowKey, row) in pending where row.fields != nil {
+                objects.append((rowKey.key, realm.makeObject(bound: bound, key: rowKey.key, row: nil) as! Element))
+            }
+        }
+        if !filters.isEmpty { objects.removeAll { !matches($0.object) } }
+        if sort.isEmpty {
+            objects.sort { $0.key.lexicographicallyPrecedes($1.key) }
+        } else {
+            objects.sort { precedes($0.object, $0.key, $1.object, $1.key) }
+        }
+        return objects.map(\.key)
+    }
+}
+
+extension Object: Hashable {
+    /// Managed objects are equal when they are the same stored object in the same store;
+    /// unmanaged objects only to themselves.
+    public static func == (lhs: Object, rhs: Object) -> Bool {
+        if lhs === rhs { return true }
+        guard let a = lhs._state, let b = rhs._state else { return false }
+        return a.key == b.key && a.bound.table == b.bound.table && a.realm.shared === b.realm.shared
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        if let state = _state {
+            hasher.combine(state.bound.table)
+            hasher.combine(state.key)
+        } else {
+            hasher.combine(ObjectIdentifier(self))
+        }
+    }
+}

@@ -1,0 +1,58 @@
+// Realm.Configuration: where the store lives and what it holds.
+
+import Foundation
+
+extension Realm {
+    /// Called when `schemaVersion` is raised: move data from the old schema to the new.
+    public typealias MigrationBlock = @Sendable (_ migration: Migration, _ oldSchemaVersion: UInt64) throws -> Void
+
+    /// How to open a realm: the store's location and options, the object types, and what
+    /// to do when the stored schema is older.
+    public struct Configuration: Sendable {
+        /// The store directory (created if missing). Ignored when ``inMemoryIdentifier`` is set.
+        public var directory: URL?
+        /// The model classes; empty means every class used so far in this process must be listed
+        /// explicitly — a realm manages exactly these types.
+        public var objectTypes: [Object.Type] {
+            get { objectTypeBox.types }
+            set { objectTypeBox = ObjectTypeList(types: newValue) }
+        }
+        private var objectTypeBox = ObjectTypeList(types: [])
+        /// The version of the declared schema; raise it when the models change.
+        public var schemaVersion: UInt64 = 0
+        /// Moves data when the stored `schemaVersion` is older.
+        public var migrationBlock: MigrationBlock?
+        /// When a migration would be needed, delete every stored object instead.
+        public var deleteRealmIfMigrationNeeded = false
+        /// Asked once per open with the store's disk bytes and live bytes; true compacts first.
+        public var shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
+        /// Opens the store read-only (several processes may read; nothing may write).
+        public var readOnly = false
+        /// Options passed through to the storage engine.
+        public var storeOptions = StoreOptions()
+        /// Non-nil: the realm lives in memory (tmpfs when available) under this name, shared
+        /// by every realm of the process with the same identifier, and is gone when the last closes.
+        public var inMemoryIdentifier: String?
+
+        /// A configuration for the store in `directory`.
+        public init(directory: URL? = nil, objectTypes: [Object.Type] = [], schemaVersion: UInt64 = 0,
+                    migrationBlock: MigrationBlock? = nil, inMemoryIdentifier: String? = nil) {
+            self.directory = directory
+            self.objectTypes = objectTypes
+            self.schemaVersion = schemaVersion
+            self.migrationBlock = migrationBlock
+            self.inMemoryIdentifier = inMemoryIdentifier
+        }
+
+        /// The key that identifies the store: in-memory name or standardized directory path.
+        var storeIdentity: String? {
+            if let name = inMemoryIdentifier { return "memory:" + name }
+            return directory.map { "file:" + $0.standardizedFileURL.path }
+        }
+    }
+}
+
+/// Metatypes are immutable and safe to share.
+struct ObjectTypeList: @unchecked Sendable {
+    var types: [Object.Type]
+}

@@ -1,0 +1,179 @@
+// ObjectState: what makes an Object managed — its realm, type and key, and a cache of its
+// row for the realm's current snapshot. Inside a write, the object's pending row (the
+// transaction's copy) takes precedence.
+
+import Foundation
+
+/// The changes a write transaction made to one object, applied to the engine at commit.
+final class PendingRow {
+    /// The values now; nil when the object was deleted in this transaction.
+    var fields: [FieldValue]?
+    /// The values before the transaction; nil when the object did not exist.
+    let original: [FieldValue]?
+    /// Properties to report as modified even if unchanged (`update: .all`).
+    var forced: Set<Int> = []
+
+    init(fields: [FieldValue]?, original: [FieldValue]?) {
+        self.fields = fields
+        self.original = original
+    }
+}
+
+/// The managed state of an object. Public only so `@Persisted` can reach it.
+public final class ObjectState {
+    let realm: Realm
+    let bound: BoundType
+    let key: [UInt8]
+    /// Reads this fixed snapshot instead of the realm's (old values for notifications).
+    let pinned: Snapshot?
+    private var row: [UInt8]?
+    private var rowGeneration: UInt64 = .max
+    private weak var pending: PendingRow?
+    private var pendingWrite: UInt64 = 0
+
+    init(realm: Realm, bound: BoundType, key: [UInt8], row: [UInt8]?, pinned: Snapshot? = nil) {
+        self.realm = realm
+        self.bound = bound
+        self.key = key
+        self.pinned = pinned
+        if let row {
+            self.row = row
+            rowGeneration = realm.generation
+        }
+    }
+
+    var primaryKey: PrimaryKeyValue {
+        PrimaryKeyValue(keyBytes: key) ?? .string(String(decoding: key, as: UTF8.self))
+    }
+
+    private var objectName: String { "\(bound.className)(\(primaryKey))" }
+
+    /// The pending row of this object in the realm's current write, if it has one.
+    private func currentPending() -> PendingRow? {
+        guard pinned == nil, let write = realm.writeState else { return nil }
+        if pendingWrite == write.id, let pending { return pending }
+        guard let found = write.rows[RowKey(table: bound.table, key: key)] else { return nil }
+        pending = found
+        pendingWrite = write.id
+        return found
+    }
+
+    /// The stored row as of the realm's snapshot (or the pinned one); nil if the object is gone.
+    private func storedRow() -> [UInt8]? {
+        if let pinned {
+            if rowGeneration == 0 { return row }
+            row = try? pinned.get(table: bound.table, key: key)
+            rowGeneration = 0
+            return row
+        }
+        if rowGeneration != realm.generation {
+            row = realm.storedRow(table: bound.table, key: key)
+            rowGeneration = realm.generation
+        }
+        return row
+    }
+
+    var isInvalidated: Bool {
+        if realm.isClosed { return true }
+        if let pending = currentPending() { return pending.fields == nil }
+        return storedRow() == nil
+    }
+
+    /// Property `index` as stored. Traps on the wrong thread or a deleted object (as Realm does).
+    func field(_ index: Int) -> FieldValue {
+        if pinned == nil { realm.verifyThread() }
+        if let pending = currentPending() {
+            guard let fields = pending.fields else { invalidatedAccess() }
+            return fields[index]
+        }
+        guard let row = storedRow() else { invalidatedAccess() }
+        do {
+            return try RowFormat.field(index, of: row)
+        } catch {
+            preconditionFailure("\(objectName).\(bound.schema.properties[index].name): \(error)")
+        }
+    }
+
+    /// Every property as stored, or nil if the object is gone.
+    func allFields() -> [FieldValue]? {
+        if let pending = currentPending() { return pending.fields }
+        guard let row = storedRow() else { return nil }
+        return try? RowFormat.fields(of: row)
+    }
+
+    private func invalidatedAccess() -> Never {
+        preconditionFailure("Object has been deleted or invalidated: \(bound.className)")
+    }
+
+    /// The field for a value being assigned; traps with the reason if it cannot be stored.
+    func fieldForAssignment(_ make: () throws -> FieldValue) -> FieldValue {
+        do {
+            return try make()
+        } catch {
+            preconditionFailure("\(objectName): \(error)")
+        }
+    }
+
+    /// Sets property `index` inside a write (traps outside one, as Realm does).
+    func setField(_ index: Int, _ value: FieldValue) {
+        realm.verifyThread()
+        guard let write = realm.writeState else {
+            preconditionFailure("Attempting to modify object outside of a write transaction - call beginWrite on a Realm instance first.")
+        }
+        let pending: PendingRow
+        if let existing = currentPending() {
+            pending = existing
+        } else {
+            guard let fields = allFields() else { invalidatedAccess() }
+            pending = PendingRow(fields: fields, original: fields)
+            write.rows[RowKey(table: bound.table, key: key)] = pending
+            self.pending = pending
+            pendingWrite = write.id
+        }
+        guard pending.fields != nil else { invalidatedAccess() }
+        if index == bound.primaryKeyIndex, pending.fields![index] != value {
+            preconditionFailure("Primary key can't be changed after an object is inserted: \(objectName).\(bound.schema.properties[index].name)")
+        }
+        pending.fields![index] = value
+        write.noteChange(bound: bound, key: key)
+    }
+
+    /// A property as a plain value (`Object[key]`).
+    func dynamicValue(_ index: Int) -> Any? {
+        let property = bound.schema.properties[index]
+        let field = field(index)
+        if property.kind == .object, let target = realm.boundType(named: property.objectClassName ?? "") {
+            switch field {
+            case .link(let key): return realm.object(bound: target, key: key)
+            case .list(let items):
+                return items.compactMap { item -> Object? in
+                    if case .link(let key) = item { return realm.object(bound: target, key: key) }
+                    return nil
+                }
+            default: return nil
+            }
+        }
+        return field.anyValue
+    }
+
+    /// Sets a property from a plain value (`Object[key] = value`, `create(value:)`).
+    func setDynamicValue(_ value: Any?, index: Int) throws {
+        let property = bound.schema.properties[index]
+        setField(index, try realm.field(for: value, property: property, context: "\(bound.className).\(property.name)"))
+    }
+
+    /// Traps for a stored value the property's type cannot hold.
+    func badValue(_ field: FieldValue, index: Int, type: Any.Type) -> Never {
+        let property = bound.schema.properties[index]
+        if property.kind == .column {
+            preconditionFailure(RealmError.columnDecodingFailed(type: "\(type)", object: objectName, property: property.name).description)
+        }
+        preconditionFailure("\(objectName).\(property.name) holds \(field), which is not a \(type)")
+    }
+}
+
+/// A row of one table, as the key of a write's pending rows.
+struct RowKey: Hashable {
+    let table: UInt32
+    let key: [UInt8]
+}

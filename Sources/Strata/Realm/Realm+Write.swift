@@ -1,0 +1,430 @@
+// Writes: one realm write is one engine transaction. Changes collect in pending rows
+// (WriteState) and reach the engine at commit, with their index updates, in a single
+// atomic commit; the change set goes to the shared log for every realm's notifications.
+
+import Foundation
+
+/// What happens when an added object's primary key already exists.
+public enum UpdatePolicy: Sendable {
+    /// Throw ``RealmError/primaryKeyExists(type:key:)``.
+    case error
+    /// Update the existing object; only properties whose values differ count as modified.
+    case modified
+    /// Update the existing object and report every property as modified.
+    case all
+}
+
+/// The state of a realm's open write transaction.
+final class WriteState {
+    let id: UInt64
+    let transaction: Transaction
+    var rows: [RowKey: PendingRow] = [:]
+    var nextIDs: [UInt32: Int64] = [:]
+
+    init(id: UInt64, transaction: Transaction) {
+        self.id = id
+        self.transaction = transaction
+    }
+
+    /// A property of a pending row changed (results re-evaluate).
+    func noteChange(bound: BoundType, key: [UInt8]) {
+        changeCounter &+= 1
+    }
+    var changeCounter: UInt64 = 0
+
+    /// A fresh hidden object id for a type without a primary key.
+    func nextHiddenID(_ bound: BoundType) throws -> Int64 {
+        let number = bound.schema.tableNumber
+        let next = try nextIDs[number] ?? Migration.nextHiddenID(schema: bound.schema, transaction: transaction)
+        nextIDs[number] = next + 1
+        return next
+    }
+}
+
+extension Realm {
+    /// Whether a write transaction is open.
+    public var isInWriteTransaction: Bool { writeState != nil }
+
+    /// Runs `block` in a write transaction and commits it. If `block` throws, everything it
+    /// did is rolled back and the error rethrown. Returns what `block` returns.
+    ///
+    /// - Throws: what `block` throws; ``RealmError/incorrectThread``,
+    ///   ``RealmError/alreadyInWriteTransaction``, ``RealmError/readOnly``,
+    ///   ``RealmError/storage(_:)`` (disk full: nothing of the write is kept).
+    @discardableResult
+    public func write<Result>(withoutNotifying tokens: [NotificationToken] = [], _ block: () throws -> Result) throws -> Result {
+        try beginWrite()
+        let result: Result
+        do {
+            result = try block()
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+        if isInWriteTransaction { try commitWrite(withoutNotifying: tokens) }
+        return result
+    }
+
+    /// Begins a write transaction: waits for other writers, moves to the newest commit
+    /// (delivering notifications for what others committed), then takes writes.
+    public func beginWrite() throws {
+        try checkThread()
+        guard writeState == nil else { throw RealmError.alreadyInWriteTransaction }
+        guard !readOnly else { throw RealmError.readOnly }
+        let transaction: Transaction
+        do {
+            transaction = try shared.store.beginTransaction()
+        } catch {
+            throw RealmError.wrap(error)
+        }
+        advance()
+        writeState = beginWriteState(transaction)
+        bumpContentVersion()
+    }
+
+    /// Commits the open write: all of it or (on error) none of it; durable per the store's
+    /// durability when it returns. Observers of this realm are notified before it returns,
+    /// except those whose tokens are listed.
+    public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
+        try checkThread()
+        guard let write = writeState else { throw RealmError.notInWriteTransaction }
+        let changes: CommitChanges
+        let sequence: UInt64?
+        do {
+            changes = try flush(write)
+            if changes.isEmpty {
+                write.transaction.rollback()
+                sequence = nil
+            } else {
+                sequence = try write.transaction.commit()
+            }
+        } catch {
+            write.transaction.rollback()
+            endWrite()
+            shared.log.markUnknown(through: shared.store.lastSequence)
+            throw RealmError.wrap(error)
+        }
+        if let sequence { shared.log.record(sequence, changes) }
+        endWrite()
+        observers.skipping(tokens) { _ = advance() }
+        if let sequence { shared.didCommit(sequence: sequence, except: listener) }
+    }
+
+    /// Discards everything done since ``beginWrite()``; objects added meanwhile are invalidated.
+    public func cancelWrite() {
+        verifyThread()
+        guard let write = writeState else { return }
+        write.transaction.rollback()
+        endWrite()
+    }
+
+    /// Puts every pending row into the engine transaction; returns the change set.
+    private func flush(_ write: WriteState) throws -> CommitChanges {
+        var changes = CommitChanges()
+        var deltas: [UInt32: SecondaryIndex.Delta] = [:]
+        let transaction = write.transaction
+        for (rowKey, pending) in write.rows {
+            guard let bound = boundType(table: rowKey.table) else { continue }
+            let key = rowKey.key
+            changes.propertyCounts[bound.table] = bound.schema.properties.count
+            switch (pending.original, pending.fields) {
+            case (nil, nil):
+                continue
+            case (nil, let fields?):
+                try transaction.put(table: bound.table, key: key, value: RowFormat.encode(fields))
+                changes.tables[bound.table, default: TableChanges()].inserted.insert(key)
+                for index in bound.indexedProperties {
+                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: fields[index])
+                }
+            case (let original?, nil):
+                try transaction.delete(table: bound.table, key: key)
+                changes.tables[bound.table, default: TableChanges()].deleted.insert(key)
+                for index in bound.indexedProperties {
+                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: original[index])
+                }
+            case (let original?, let fields?):
+                var modified = pending.forced
+                for index in fields.indices where index >= original.count || original[index] != fields[index] {
+                    modified.insert(index)
+                }
+                guard !modified.isEmpty else { continue }
+                try transaction.put(table: bound.table, key: key, value: RowFormat.encode(fields))
+                changes.tables[bound.table, default: TableChanges()].modified[key] = modified
+                for index in bound.indexedProperties where index >= original.count || original[index] != fields[index] {
+                    if index < original.count {
+                        deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: original[index])
+                    }
+                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: fields[index])
+                }
+            }
+        }
+        for (table, delta) in deltas { try delta.apply(table: table, transaction: transaction) }
+        for (number, next) in write.nextIDs {
+            try transaction.put(table: StoreLayout.metadataTable, key: StoreLayout.nextIDKey(number),
+                                value: withUnsafeBytes(of: UInt64(bitPattern: next).littleEndian) { Array($0) })
+        }
+        return changes
+    }
+
+    private func requireWrite() throws -> WriteState {
+        try checkThread()
+        guard let write = writeState else { throw RealmError.notInWriteTransaction }
+        return write
+    }
+
+    // MARK: Adding
+
+    /// Adds an unmanaged object (and the unmanaged objects it links to) to the realm; the
+    /// object becomes managed. Adding an object this realm already manages does nothing.
+    ///
+    /// - Parameter update: what to do when the primary key exists (default `.error`).
+    /// - Throws: ``RealmError/primaryKeyExists(type:key:)``, ``RealmError/notInWriteTransaction``,
+    ///   ``RealmError/invalidObject(_:)`` for an object of another realm or a deleted one.
+    public func add(_ object: Object, update: UpdatePolicy = .error) throws {
+        let write = try requireWrite()
+        _ = try add(object, update: update, write: write)
+    }
+
+    /// Adds each object of `objects`; see ``add(_:update:)``.
+    public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws where S.Element: Object {
+        let write = try requireWrite()
+        for object in objects { _ = try add(object, update: update, write: write) }
+    }
+
+    /// Adds `object` and returns its key.
+    private func add(_ object: Object, update: UpdatePolicy, write: WriteState) throws -> [UInt8] {
+        if let state = object._state {
+            guard state.realm === self else {
+                throw RealmError.invalidObject("\(type(of: object).className) is managed by another Realm; find it here with object(ofType:forPrimaryKeyValue:)")
+            }
+            guard !state.isInvalidated else { throw RealmError.invalidObject("\(state.bound.className) was deleted") }
+            return state.key
+        }
+        let bound = try boundType(for: type(of: object))
+        let key: [UInt8]
+        if let index = bound.primaryKeyIndex {
+            guard case .value(let field) = object._slots[index], let value = PrimaryKeyValue(field: field) else {
+                throw RealmError.invalidValue("\(bound.className).\(bound.schema.properties[index].name) has no valid primary key")
+            }
+            key = value.keyBytes
+        } else {
+            key = PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes
+        }
+        let rowKey = RowKey(table: bound.table, key: key)
+        var original: [FieldValue]?
+        if let pending = write.rows[rowKey] {
+            original = pending.fields
+        } else if let row = storedRow(table: bound.table, key: key) {
+            original = try decodeRow(row, bound: bound)
+        }
+        if original != nil, update == .error {
+            throw RealmError.primaryKeyExists(type: bound.className, key: PrimaryKeyValue(keyBytes: key)?.description ?? "?")
+        }
+        // Become managed before converting links, so cycles find this object's key.
+        let slots = object._slots
+        let pending: PendingRow
+        if let existing = write.rows[rowKey] {
+            pending = existing
+            if pending.fields == nil { pending.fields = Self.placeholderFields(bound) }
+        } else {
+            pending = PendingRow(fields: original ?? Self.placeholderFields(bound), original: original)
+            write.rows[rowKey] = pending
+        }
+        object._state = ObjectState(realm: self, bound: bound, key: key, row: nil)
+        do {
+            var fields = pending.fields!
+            for (index, slot) in slots.enumerated() {
+                switch slot {
+                case .value(let field): fields[index] = field
+                case .object(let target): fields[index] = try target.map { .link(try add($0, update: update, write: write)) } ?? .null
+                case .list(let list): fields[index] = .list(try list._fields(in: self))
+                }
+            }
+            pending.fields = fields
+        } catch {
+            object._state = nil
+            throw error
+        }
+        if update == .all { pending.forced.formUnion(0 ..< bound.schema.properties.count) }
+        write.noteChange(bound: bound, key: key)
+        bumpContentVersion()
+        return key
+    }
+
+    private static func placeholderFields(_ bound: BoundType) -> [FieldValue] {
+        Array(repeating: .null, count: bound.schema.properties.count)
+    }
+
+    func decodeRow(_ row: [UInt8], bound: BoundType) throws -> [FieldValue] {
+        var fields = try RowFormat.fields(of: row)
+        if fields.count < bound.schema.properties.count {
+            fields.append(contentsOf: repeatElement(FieldValue.null, count: bound.schema.properties.count - fields.count))
+        }
+        return fields
+    }
+
+    /// The key a link to `object` stores, adding the object if it is unmanaged.
+    func linkKey(for object: Object) throws -> [UInt8] {
+        if let state = object._state {
+            guard state.realm === self else {
+                throw RealmError.invalidObject("cannot link to a \(state.bound.className) managed by another Realm")
+            }
+            return state.key
+        }
+        guard let write = writeState else { throw RealmError.notInWriteTransaction }
+        return try add(object, update: .error, write: write)
+    }
+
+    /// Creates (or with `update`, updates) an object from a value: a dictionary of property
+    /// names to values, an array of values in property order, or another object. With
+    /// `.modified` or `.all`, properties the value does not mention are left as they are.
+    @discardableResult
+    public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
+        let write = try requireWrite()
+        let bound = try boundType(for: type)
+        let properties = bound.schema.properties
+        var values: [String: Any?] = [:]
+        switch value {
+        case let dictionary as [String: Any?]: values = dictionary
+        case let dictionary as [String: Any]: values = dictionary.mapValues { $0 }
+        case let array as [Any?]:
+            guard array.count <= properties.count else {
+                throw RealmError.invalidValue("\(bound.className) has \(properties.count) properties; the array has \(array.count) values")
+            }
+            for (index, item) in array.enumerated() { values[properties[index].name] = item }
+        case let object as Object:
+            for property in properties { values[property.name] = object[property.name] }
+        default:
+            throw RealmError.invalidValue("create(\(bound.className)): expected a dictionary, an array or an object, got \(Swift.type(of: value))")
+        }
+        for name in values.keys where bound.schema.index(of: name) == nil {
+            throw RealmError.invalidValue("\(bound.className) has no property '\(name)'")
+        }
+        let key: [UInt8]
+        if let index = bound.primaryKeyIndex {
+            let property = properties[index]
+            guard let given = values[property.name], let raw = given,
+                  let primaryKey = PrimaryKeyValue(field: try FieldValue.converting(raw, to: property, context: "\(bound.className).\(property.name)")) else {
+                throw RealmError.invalidValue("create(\(bound.className)): the value has no primary key '\(property.name)'")
+            }
+            key = primaryKey.keyBytes
+        } else {
+            key = PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes
+        }
+        let rowKey = RowKey(table: bound.table, key: key)
+        let exists = self.exists(bound, key: key)
+        if exists, update == .error {
+            throw RealmError.primaryKeyExists(type: bound.className, key: PrimaryKeyValue(keyBytes: key)?.description ?? "?")
+        }
+        if !exists {
+            // Start from the class's initial values.
+            let prototype = type.init()
+            var fields: [FieldValue] = []
+            for slot in prototype._slots {
+                switch slot {
+                case .value(let field): fields.append(field)
+                case .object: fields.append(.null)
+                case .list: fields.append(.list([]))
+                }
+            }
+            if let original = write.rows[rowKey] {
+                original.fields = fields
+            } else {
+                write.rows[rowKey] = PendingRow(fields: fields, original: nil)
+            }
+        }
+        let object = makeObject(bound: bound, key: key, row: nil)
+        guard let state = object._state else { throw RealmError.invalidated }
+        for (name, item) in values {
+            let index = bound.schema.index(of: name)!
+            if index == bound.primaryKeyIndex { continue }
+            try state.setDynamicValue(item, index: index)
+        }
+        if update == .all, let pending = write.rows[rowKey] {
+            pending.forced.formUnion(values.keys.compactMap { bound.schema.index(of: $0) })
+        }
+        bumpContentVersion()
+        return object as! T
+    }
+
+    /// The field for a plain value given for `property`, resolving links (objects,
+    /// dictionaries, primary keys) in this realm.
+    func field(for value: Any?, property: PropertySchema, context: String) throws -> FieldValue {
+        guard property.kind == .object else { return try FieldValue.converting(value, to: property, context: context) }
+        guard let target = property.objectClassName.flatMap(boundType(named:)) else {
+            throw RealmError.unknownType(property.objectClassName ?? "?")
+        }
+        if property.isList {
+            guard let value = FieldValue.unwrap(value) else { return .list([]) }
+            let items: [Any?]
+            if let list = value as? _ListBase { items = list._anyElements }
+            else if let array = value as? [Any?] { items = array }
+            else if let array = value as? [Any] { items = array.map { $0 } }
+            else { throw RealmError.invalidValue("\(context) is a list of \(target.className); got \(type(of: value))") }
+            return .list(try items.map { item in .link(try self.linkTarget(item, target: target, context: context)) })
+        }
+        guard let value = FieldValue.unwrap(value) else { return .null }
+        return .link(try linkTarget(value, target: target, context: context))
+    }
+
+    /// The key of the object `value` designates: an object, a dictionary (created or
+    /// updated), or a primary key of an existing object.
+    private func linkTarget(_ value: Any?, target: BoundType, context: String) throws -> [UInt8] {
+        switch FieldValue.unwrap(value) {
+        case let object as Object:
+            return try linkKey(for: object)
+        case let dictionary as [String: Any]:
+            let created = try create(target.info.type, value: dictionary, update: target.primaryKeyIndex == nil ? .error : .modified)
+            return created._state!.key
+        case let key?:
+            if let primaryKey = PrimaryKeyValue(any: key), exists(target, key: primaryKey.keyBytes) { return primaryKey.keyBytes }
+            throw RealmError.invalidValue("\(context): \(key) is not a \(target.className) or the key of one")
+        case nil:
+            throw RealmError.invalidValue("\(context): nil in a list of \(target.className)")
+        }
+    }
+
+    /// An object for a dynamic list element (see `List`).
+    func objectFromValue(_ type: Object.Type, _ value: Any?) throws -> Object? {
+        let bound = try boundType(for: type)
+        return object(bound: bound, key: try linkTarget(value, target: bound, context: "\(bound.className)"))
+    }
+
+    // MARK: Deleting
+
+    /// Deletes a managed object; it becomes invalidated. Links to it read as nil.
+    public func delete(_ object: Object) throws {
+        let write = try requireWrite()
+        try delete(object, write: write)
+    }
+
+    /// Deletes every object of `objects` (an array, a `List` or ``Results``).
+    public func delete<S: Sequence>(_ objects: S) throws where S.Element: Object {
+        let write = try requireWrite()
+        for object in Array(objects) { try delete(object, write: write) }
+    }
+
+    private func delete(_ object: Object, write: WriteState) throws {
+        guard let state = object._state, state.realm === self else {
+            throw RealmError.invalidObject("can only delete an object managed by this Realm")
+        }
+        let rowKey = RowKey(table: state.bound.table, key: state.key)
+        if let pending = write.rows[rowKey] {
+            guard pending.fields != nil else { return }
+            pending.fields = nil
+        } else {
+            guard let row = storedRow(table: state.bound.table, key: state.key) else { return }
+            write.rows[rowKey] = PendingRow(fields: nil, original: try decodeRow(row, bound: state.bound))
+        }
+        write.noteChange(bound: state.bound, key: state.key)
+        bumpContentVersion()
+    }
+
+    /// Deletes every object of every type this realm manages.
+    public func deleteAll() throws {
+        let write = try requireWrite()
+        for bound in boundTypes {
+            for object in Array(Results<Object>(realm: self, bound: bound)) { try delete(object, write: write) }
+        }
+    }
+}

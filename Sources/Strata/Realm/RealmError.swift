@@ -1,0 +1,65 @@
+// RealmError: what the object layer throws. Every case says what went wrong and where,
+// in words a developer can act on.
+
+/// An error from the object layer. Engine failures arrive as ``storage(_:)``.
+public enum RealmError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The store's schema differs from the declared one and `schemaVersion` was not raised.
+    /// Each line names one difference.
+    case schemaMismatch([String])
+    /// A model class cannot be used as declared.
+    case invalidSchema(String)
+    /// A realm, object or results was used from a thread other than its own.
+    case incorrectThread
+    /// An object with this primary key already exists (`add(_:update: .error)`, `create`).
+    case primaryKeyExists(type: String, key: String)
+    /// A write API was called outside a write transaction.
+    case notInWriteTransaction
+    /// `beginWrite()` inside a write transaction.
+    case alreadyInWriteTransaction
+    /// The object was deleted or belongs to another realm.
+    case invalidObject(String)
+    /// A value does not fit the property it was given for.
+    case invalidValue(String)
+    /// A `ColumnDecodable` type could not be built from what the store holds.
+    case columnDecodingFailed(type: String, object: String, property: String)
+    /// The type is not part of this realm's schema.
+    case unknownType(String)
+    /// The realm is read-only.
+    case readOnly
+    /// The migration block failed or asked for something impossible.
+    case migrationFailed(String)
+    /// The realm was invalidated (closed).
+    case invalidated
+    /// An error from the storage engine.
+    case storage(StoreError)
+
+    public var description: String {
+        switch self {
+        case .schemaMismatch(let lines):
+            return "Migration is required due to the following errors:\n- " + lines.joined(separator: "\n- ")
+        case .invalidSchema(let reason): return "invalid schema: \(reason)"
+        case .incorrectThread: return "Realm accessed from incorrect thread"
+        case .primaryKeyExists(let type, let key):
+            return "Attempting to create an object of type '\(type)' with an existing primary key value \(key)"
+        case .notInWriteTransaction: return "Cannot modify managed objects outside of a write transaction"
+        case .alreadyInWriteTransaction: return "The Realm is already in a write transaction"
+        case .invalidObject(let reason): return "invalid object: \(reason)"
+        case .invalidValue(let reason): return "invalid value: \(reason)"
+        case .columnDecodingFailed(let type, let object, let property):
+            return "\(type) could not be decoded from the value stored in \(object).\(property)"
+        case .unknownType(let name): return "Object type '\(name)' is not managed by this Realm; add it to Configuration.objectTypes"
+        case .readOnly: return "The Realm was opened read-only"
+        case .migrationFailed(let reason): return "migration failed: \(reason)"
+        case .invalidated: return "The Realm has been invalidated"
+        case .storage(let error): return error.description
+        }
+    }
+}
+
+extension RealmError {
+    /// Wraps engine errors; passes realm errors through.
+    static func wrap(_ error: any Error) -> any Error {
+        if let store = error as? StoreError { return RealmError.storage(store) }
+        return error
+    }
+}

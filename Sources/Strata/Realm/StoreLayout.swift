@@ -1,0 +1,45 @@
+// StoreLayout: which engine tables the object layer uses.
+//
+//   table 1                 metadata: "schema" (JSON of Schema), "nextid.<n>" (hidden ids)
+//   (n + 1) << 8            objects of the type with table number n, keyed by primary key
+//   (n + 1) << 8 | (p + 1)  secondary index of property p of that type
+//
+// docs/FORMAT.md describes the keys and values of each.
+
+enum StoreLayout {
+    static let metadataTable: UInt32 = 1
+    static let schemaKey = Array("schema".utf8)
+
+    static func objectTable(_ tableNumber: UInt32) -> UInt32 { (tableNumber + 1) << 8 }
+    static func indexTable(_ tableNumber: UInt32, property: Int) -> UInt32 { objectTable(tableNumber) | UInt32(property + 1) }
+    static func nextIDKey(_ tableNumber: UInt32) -> [UInt8] { Array("nextid.\(tableNumber)".utf8) }
+
+    /// The table number of an object or index table, and the property for an index table.
+    static func decode(table: UInt32) -> (tableNumber: UInt32, property: Int?)? {
+        guard table >= 256 else { return nil }
+        let low = Int(table & 0xFF)
+        return ((table >> 8) - 1, low == 0 ? nil : low - 1)
+    }
+}
+
+/// One model class bound to a store: its code-side info and its stored schema.
+final class BoundType: @unchecked Sendable {
+    let info: ObjectType
+    /// The stored schema (same properties, in the same order, as the class declares).
+    let schema: ObjectSchema
+    let table: UInt32
+    let primaryKeyIndex: Int?
+    let indexedProperties: [Int]
+
+    init(info: ObjectType, schema: ObjectSchema) {
+        self.info = info
+        self.schema = schema
+        table = StoreLayout.objectTable(schema.tableNumber)
+        primaryKeyIndex = schema.properties.firstIndex(where: \.isPrimaryKey)
+        indexedProperties = schema.properties.indices.filter { schema.properties[$0].isIndexed }
+    }
+
+    var className: String { schema.className }
+
+    func indexTable(_ property: Int) -> UInt32 { StoreLayout.indexTable(schema.tableNumber, property: property) }
+}

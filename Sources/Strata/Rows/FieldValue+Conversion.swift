@@ -1,0 +1,123 @@
+// Converting plain Swift values (from `create(value:)`, dynamic subscripts and migrations)
+// into the field a property stores, with an error naming the property when they do not fit.
+
+import Foundation
+
+extension FieldValue {
+    /// The field `property` stores for `value`. Links are resolved by the caller.
+    static func converting(_ value: Any?, to property: PropertySchema, context: String) throws -> FieldValue {
+        if property.isList {
+            guard let value = unwrap(value) else { return .list([]) }
+            let items: [Any?]
+            if let field = value as? FieldValue, case .list = field { return field }
+            if let list = value as? _ListBase { items = list._anyElements }
+            else if let array = value as? [Any?] { items = array }
+            else if let array = value as? [Any] { items = array.map { $0 } }
+            else { throw RealmError.invalidValue("\(context) is a list; got \(type(of: value))") }
+            var element = property
+            element.isList = false
+            return .list(try items.enumerated().map { try converting($1, to: element, context: "\(context)[\($0)]") })
+        }
+        guard let value = unwrap(value) else {
+            if property.isOptional || property.kind == .object { return .null }
+            throw RealmError.invalidValue("\(context) is not optional; nil is not allowed")
+        }
+        if let field = value as? FieldValue { return field }
+        func mismatch() -> RealmError {
+            RealmError.invalidValue("\(context) expects \(property.typeDescription); got \(type(of: value)) \(String(describing: value).prefix(60))")
+        }
+        if property.kind != .object, let persistable = value as? any _PersistableValue,
+           type(of: persistable)._propertyKind == property.kind || (property.kind == .column && type(of: persistable)._typeName == property.objectClassName) {
+            return try persistable._field(in: nil)
+        }
+        switch property.kind {
+        case .bool:
+            if let v = value as? Bool { return .bool(v) }
+        case .int, .int8, .int16, .int32, .int64:
+            let wide: Int64?
+            switch value {
+            case let v as any BinaryInteger: wide = Int64(exactly: v)
+            case let v as Double: wide = Int64(exactly: v)
+            case let v as Float: wide = Int64(exactly: v)
+            case let v as String: wide = Int64(v)
+            case let v as any RawRepresentable: wide = (v.rawValue as? any BinaryInteger).flatMap { Int64(exactly: $0) }
+            default: wide = nil
+            }
+            guard let wide else { throw mismatch() }
+            let fits: Bool
+            switch property.kind {
+            case .int8: fits = Int8(exactly: wide) != nil
+            case .int16: fits = Int16(exactly: wide) != nil
+            case .int32: fits = Int32(exactly: wide) != nil
+            default: fits = true
+            }
+            guard fits else { throw RealmError.invalidValue("\(context): \(wide) does not fit \(property.typeDescription)") }
+            return .int(wide)
+        case .double:
+            switch value {
+            case let v as Double: return .double(v)
+            case let v as Float: return .double(Double(v))
+            case let v as any BinaryInteger: return .double(Double(v))
+            case let v as Decimal: return .double(NSDecimalNumber(decimal: v).doubleValue)
+            default: break
+            }
+        case .float:
+            switch value {
+            case let v as Float: return .float(v)
+            case let v as Double: return .float(Float(v))
+            case let v as any BinaryInteger: return .float(Float(v))
+            default: break
+            }
+        case .string:
+            switch value {
+            case let v as String: return .string(v)
+            case let v as Substring: return .string(String(v))
+            case let v as any RawRepresentable: if let raw = v.rawValue as? String { return .string(raw) }
+            default: break
+            }
+        case .data:
+            switch value {
+            case let v as Data: return .data(v)
+            case let v as [UInt8]: return .data(Data(v))
+            default: break
+            }
+        case .date:
+            if let v = value as? Date { return .date(v) }
+        case .uuid:
+            if let v = value as? UUID { return .uuid(v) }
+            if let v = value as? String, let uuid = UUID(uuidString: v) { return .uuid(uuid) }
+        case .decimal:
+            switch value {
+            case let v as Decimal: return .decimal(v)
+            case let v as any BinaryInteger: if let wide = Int64(exactly: v) { return .decimal(Decimal(wide)) }
+            case let v as Double: return .decimal(Decimal(v))
+            case let v as String: if let d = Decimal(string: v, locale: nil) { return .decimal(d) }
+            default: break
+            }
+        case .column:
+            if let v = value as? Value { return FieldValue(columnValue: v) }
+        case .object:
+            if let key = value as? [UInt8] { return .link(key) }
+        }
+        throw mismatch()
+    }
+
+    /// nil for nil, `Optional.none` inside `Any`, and NSNull.
+    static func unwrap(_ value: Any?) -> Any? {
+        guard let value else { return nil }
+        if value is NSNull { return nil }
+        if let optional = value as? any AnyOptional { return unwrap(optional.flattened) }
+        return value
+    }
+}
+
+/// Lets `Any` that holds an `Optional` be looked into without reflection.
+protocol AnyOptional { var flattened: Any? { get } }
+extension Optional: AnyOptional {
+    var flattened: Any? {
+        switch self {
+        case .some(let wrapped): return wrapped
+        case .none: return nil
+        }
+    }
+}

@@ -1,0 +1,213 @@
+// RowFormat: how one object is stored as an engine value. Any property can be read
+// without decoding the others:
+//
+//   offset  size  field
+//   0       1     format version (1)
+//   1       1     reserved (0)
+//   2       2     field count n, little-endian
+//   4       4·n   end offset of each field, relative to the start of the data
+//   4+4n    …     fields in schema order, each a tagged value (below)
+//
+// A tagged value is a tag byte and its payload. Fixed-size payloads follow the tag
+// directly (little-endian); variable-size ones (string, data, decimal, link, list) start
+// with a 4-byte little-endian length. A list's payload is its element count (4 bytes)
+// followed by the elements, each a tagged value. docs/FORMAT.md has the tag table.
+
+import Foundation
+
+/// Encoding and decoding of object rows.
+enum RowFormat {
+    static let version: UInt8 = 1
+
+    enum Tag: UInt8 {
+        case null = 0, falseValue = 1, trueValue = 2, int = 3, double = 4, float = 5
+        case string = 6, data = 7, date = 8, uuid = 9, decimal = 10, link = 11, list = 12
+    }
+
+    /// A row that cannot be decoded: a bug or damage the engine's checksums did not see.
+    struct DecodingError: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { "damaged object row: \(reason)" }
+    }
+
+    // MARK: Encoding
+
+    /// The row holding `fields`.
+    static func encode(_ fields: [FieldValue]) -> [UInt8] {
+        var data: [UInt8] = []
+        data.reserveCapacity(fields.count * 10 + 16)
+        var ends: [UInt32] = []
+        ends.reserveCapacity(fields.count)
+        for field in fields {
+            append(field, to: &data)
+            ends.append(UInt32(data.count))
+        }
+        var row: [UInt8] = []
+        row.reserveCapacity(4 + 4 * fields.count + data.count)
+        row.append(version)
+        row.append(0)
+        appendLE(UInt16(fields.count), to: &row)
+        for end in ends { appendLE(end, to: &row) }
+        row.append(contentsOf: data)
+        return row
+    }
+
+    static func append(_ value: FieldValue, to out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(Tag.null.rawValue)
+        case .bool(let b): out.append(b ? Tag.trueValue.rawValue : Tag.falseValue.rawValue)
+        case .int(let i):
+            out.append(Tag.int.rawValue)
+            appendLE(UInt64(bitPattern: i), to: &out)
+        case .double(let d):
+            out.append(Tag.double.rawValue)
+            appendLE(d.bitPattern, to: &out)
+        case .float(let f):
+            out.append(Tag.float.rawValue)
+            appendLE(f.bitPattern, to: &out)
+        case .string(let s):
+            out.append(Tag.string.rawValue)
+            var s = s
+            s.withUTF8 { appendBytes(UnsafeRawBufferPointer($0), to: &out) }
+        case .data(let d):
+            out.append(Tag.data.rawValue)
+            d.withUnsafeBytes { appendBytes($0, to: &out) }
+        case .date(let d):
+            out.append(Tag.date.rawValue)
+            appendLE(d.timeIntervalSinceReferenceDate.bitPattern, to: &out)
+        case .uuid(let u):
+            out.append(Tag.uuid.rawValue)
+            withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
+        case .decimal(let d):
+            out.append(Tag.decimal.rawValue)
+            var text = d.description
+            text.withUTF8 { appendBytes(UnsafeRawBufferPointer($0), to: &out) }
+        case .link(let key):
+            out.append(Tag.link.rawValue)
+            key.withUnsafeBytes { appendBytes($0, to: &out) }
+        case .list(let elements):
+            out.append(Tag.list.rawValue)
+            let lengthAt = out.count
+            appendLE(UInt32(0), to: &out)
+            appendLE(UInt32(elements.count), to: &out)
+            for element in elements { append(element, to: &out) }
+            let length = UInt32(out.count - lengthAt - 4)
+            withUnsafeBytes(of: length.littleEndian) { raw in
+                for i in 0 ..< 4 { out[lengthAt + i] = raw[i] }
+            }
+        }
+    }
+
+    private static func appendBytes(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        appendLE(UInt32(bytes.count), to: &out)
+        out.append(contentsOf: bytes)
+    }
+
+    private static func appendLE<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
+    }
+
+    // MARK: Decoding
+
+    /// The number of fields in `row`.
+    static func fieldCount(_ row: [UInt8]) throws -> Int {
+        guard row.count >= 4, row[0] == version else {
+            throw DecodingError(reason: row.count < 4 ? "row of \(row.count) bytes" : "unknown row format \(row[0])")
+        }
+        let count = Int(row[2]) | Int(row[3]) << 8
+        guard 4 + 4 * count <= row.count else { throw DecodingError(reason: "offset table exceeds the row") }
+        return count
+    }
+
+    /// Field `index` of `row`, decoded alone. A field beyond the row's count reads as null
+    /// (rows written before a property was appended).
+    static func field(_ index: Int, of row: [UInt8]) throws -> FieldValue {
+        let count = try fieldCount(row)
+        guard index < count else { return .null }
+        return try row.withUnsafeBytes { raw in
+            let base = 4 + 4 * count
+            let start = index == 0 ? 0 : Int(raw.loadUnaligned(fromByteOffset: 4 + 4 * (index - 1), as: UInt32.self).littleEndian)
+            let end = Int(raw.loadUnaligned(fromByteOffset: 4 + 4 * index, as: UInt32.self).littleEndian)
+            guard start <= end, base + end <= raw.count else { throw DecodingError(reason: "field \(index) out of bounds") }
+            var cursor = base + start
+            let value = try decodeValue(raw, &cursor, limit: base + end)
+            return value
+        }
+    }
+
+    /// Every field of `row`.
+    static func fields(of row: [UInt8]) throws -> [FieldValue] {
+        let count = try fieldCount(row)
+        return try row.withUnsafeBytes { raw in
+            let base = 4 + 4 * count
+            var result: [FieldValue] = []
+            result.reserveCapacity(count)
+            var cursor = base
+            for index in 0 ..< count {
+                let end = base + Int(raw.loadUnaligned(fromByteOffset: 4 + 4 * index, as: UInt32.self).littleEndian)
+                guard end <= raw.count, cursor <= end else { throw DecodingError(reason: "field \(index) out of bounds") }
+                result.append(try decodeValue(raw, &cursor, limit: end))
+                cursor = end
+            }
+            return result
+        }
+    }
+
+    private static func decodeValue(_ raw: UnsafeRawBufferPointer, _ cursor: inout Int, limit: Int) throws -> FieldValue {
+        guard cursor < limit, let tag = Tag(rawValue: raw[cursor]) else {
+            throw DecodingError(reason: cursor < limit ? "unknown value tag \(raw[cursor])" : "missing value")
+        }
+        cursor += 1
+        func fixed(_ size: Int) throws -> Int {
+            guard cursor + size <= limit else { throw DecodingError(reason: "truncated \(tag) value") }
+            defer { cursor += size }
+            return cursor
+        }
+        func variable() throws -> UnsafeRawBufferPointer {
+            let at = try fixed(4)
+            let length = Int(raw.loadUnaligned(fromByteOffset: at, as: UInt32.self).littleEndian)
+            let start = try fixed(length)
+            return UnsafeRawBufferPointer(rebasing: raw[start ..< start + length])
+        }
+        switch tag {
+        case .null: return .null
+        case .falseValue: return .bool(false)
+        case .trueValue: return .bool(true)
+        case .int: return .int(Int64(littleEndian: raw.loadUnaligned(fromByteOffset: try fixed(8), as: Int64.self)))
+        case .double: return .double(Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: try fixed(8), as: UInt64.self))))
+        case .float: return .float(Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: try fixed(4), as: UInt32.self))))
+        case .date:
+            let bits = UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: try fixed(8), as: UInt64.self))
+            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)))
+        case .uuid:
+            let at = try fixed(16)
+            var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[at ..< at + 16])) }
+            return .uuid(UUID(uuid: bytes))
+        case .string:
+            let bytes = try variable()
+            guard let text = String(validating: bytes, as: UTF8.self) else { throw DecodingError(reason: "string is not UTF-8") }
+            return .string(text)
+        case .data: return .data(Data(try variable()))
+        case .decimal:
+            let text = String(decoding: try variable(), as: UTF8.self)
+            guard let value = Decimal(string: text, locale: nil) else { throw DecodingError(reason: "bad decimal '\(text)'") }
+            return .decimal(value)
+        case .link: return .link(Array(try variable()))
+        case .list:
+            let body = try variable()
+            let end = cursor
+            var inner = end - body.count
+            let countAt = inner
+            guard inner + 4 <= end else { throw DecodingError(reason: "truncated list") }
+            let count = Int(raw.loadUnaligned(fromByteOffset: countAt, as: UInt32.self).littleEndian)
+            inner += 4
+            guard count <= body.count else { throw DecodingError(reason: "list count \(count) exceeds its bytes") }
+            var elements: [FieldValue] = []
+            elements.reserveCapacity(count)
+            for _ in 0 ..< count { elements.append(try decodeValue(raw, &inner, limit: end)) }
+            guard inner == end else { throw DecodingError(reason: "list has trailing bytes") }
+            return .list(elements)
+        }
+    }
+}
