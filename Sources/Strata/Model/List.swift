@@ -207,6 +207,11 @@ extension List: _PersistedProperty {
     public static func _managedGet(_ state: ObjectState, _ index: Int) -> List<Element> {
         List(owner: state, index: index)
     }
+    public static func _canRead(_ field: FieldValue) -> Bool {
+        guard case .list(let items) = field else { return false }
+        if Element._propertyKind == .object { return true }
+        return items.allSatisfy { Element._fromField($0, in: nil) != nil }
+    }
     public static func _managedSet(_ value: List<Element>, _ state: ObjectState, _ index: Int) {
         if value.owner === state && value.index == index { return }
         let elements = value.current

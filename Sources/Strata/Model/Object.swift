@@ -78,6 +78,27 @@ open class Object: CustomStringConvertible {
         }
     }
 
+    /// A property's value by name, checked: throws ``RealmError/columnDecodingFailed(type:object:property:)``
+    /// when a custom column type cannot read what is stored (where the property accessor traps).
+    public func value(forProperty name: String) throws -> Any? {
+        let info = ObjectType.info(for: type(of: self))
+        guard let index = info.schema.index(of: name) else {
+            throw RealmError.invalidValue("\(Self.className) has no property '\(name)'")
+        }
+        guard let state = _state else { return self[name] }
+        try state.realm.checkThread()
+        guard !state.isInvalidated else { throw RealmError.invalidObject("\(Self.className) was deleted") }
+        let field = state.field(index)
+        guard info.readers[index](field) else {
+            let property = info.schema.properties[index]
+            if property.kind == .column {
+                throw RealmError.columnDecodingFailed(type: property.objectClassName ?? "?", object: "\(Self.className)(\(state.primaryKey))", property: name)
+            }
+            throw RealmError.invalidValue("\(Self.className)(\(state.primaryKey)).\(name) holds \(field), which is not a \(property.typeDescription)")
+        }
+        return state.dynamicValue(index)
+    }
+
     /// Sets a property from a plain Swift value; throws when the value does not fit.
     func setDynamicValue(_ value: Any?, index: Int) throws {
         let info = ObjectType.info(for: type(of: self))

@@ -10,13 +10,15 @@ final class ObjectType: @unchecked Sendable {
     /// The schema as the class declares it (table number 0 until bound to a store).
     let schema: ObjectSchema
     let primaryKeyIndex: Int?
+    /// Per property: whether a stored field can be read as the declared Swift type.
+    let readers: [(FieldValue) -> Bool]
     /// Key paths already mapped to a property position.
     private let keyPaths = Locked<[AnyKeyPath: Int?]>([:])
 
     private init(type: Object.Type) throws {
         self.type = type
         let prototype = type.init()
-        var found: [(Int, PropertySchema)] = []
+        var found: [(Int, PropertySchema, (FieldValue) -> Bool)] = []
         var mirror: Mirror? = Mirror(reflecting: prototype)
         while let current = mirror {
             for child in current.children {
@@ -26,7 +28,7 @@ final class ObjectType: @unchecked Sendable {
                 property.name = label
                 property.isPrimaryKey = descriptor.isPrimaryKey
                 property.isIndexed = descriptor.isIndexed && !descriptor.isPrimaryKey
-                found.append((descriptor.index, property))
+                found.append((descriptor.index, property, descriptor.canRead))
             }
             mirror = current.superclassMirror
         }
@@ -36,6 +38,7 @@ final class ObjectType: @unchecked Sendable {
             throw RealmError.invalidSchema("\(className): its @Persisted properties could not be located (an initial value may create another Object)")
         }
         let properties = found.map(\.1)
+        readers = found.map(\.2)
         let keys = properties.filter(\.isPrimaryKey)
         guard keys.count <= 1 else {
             throw RealmError.invalidSchema("\(className) declares more than one primary key: \(keys.map(\.name).joined(separator: ", "))")

@@ -57,6 +57,8 @@ public protocol _PersistedProperty {
     static func _managedGet(_ state: ObjectState, _ index: Int) -> Self
     /// Writes the property of a managed object (inside a write).
     static func _managedSet(_ value: Self, _ state: ObjectState, _ index: Int)
+    /// Whether a stored field can be read as this type (links are not followed).
+    static func _canRead(_ field: FieldValue) -> Bool
 }
 
 // MARK: Plain values
@@ -77,6 +79,7 @@ extension _PersistedProperty where Self: _PersistableValue {
     public static func _managedSet(_ value: Self, _ state: ObjectState, _ index: Int) {
         state.setField(index, state.fieldForAssignment { try value._field(in: state.realm) })
     }
+    public static func _canRead(_ field: FieldValue) -> Bool { _fromField(field, in: nil) != nil }
 }
 
 extension Optional: _PersistedProperty where Wrapped: _PersistableValue {
@@ -95,6 +98,11 @@ extension Optional: _PersistedProperty where Wrapped: _PersistableValue {
     }
     public static func _managedSet(_ value: Self, _ state: ObjectState, _ index: Int) {
         state.setField(index, state.fieldForAssignment { try value?._field(in: state.realm) ?? .null })
+    }
+    public static func _canRead(_ field: FieldValue) -> Bool {
+        if field == .null { return true }
+        if case .link = field { return Wrapped._propertyKind == .object }
+        return Wrapped._fromField(field, in: nil) != nil
     }
 }
 

@@ -91,10 +91,13 @@ protocol PersistedDescriptor {
     var schemaTemplate: PropertySchema { get }
     var isPrimaryKey: Bool { get }
     var isIndexed: Bool { get }
+    /// Whether a stored field can be read as the property's type.
+    func canRead(_ field: FieldValue) -> Bool
 }
 
 extension Persisted: PersistedDescriptor {
     var schemaTemplate: PropertySchema { Value._schemaTemplate }
+    func canRead(_ field: FieldValue) -> Bool { Value._canRead(field) }
 }
 
 /// The slots of the object being initialized on this thread. Stored-property initializers

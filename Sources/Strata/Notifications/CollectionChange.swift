@@ -78,7 +78,8 @@ extension Results {
                 case .update(let results, let deletions, let insertions, let modifications):
                     continuation.yield(CollectionChangeSet(isInitial: false, count: results.count, deletions: deletions,
                                                            insertions: insertions, modifications: modifications))
-                case .error:
+                case .error(let error):
+                    print("changes stream error: \(error)")
                     continuation.finish()
                 }
             }
@@ -164,10 +165,22 @@ final class CollectionObserver<Element: Object>: RealmObserver {
         for key in changes.deleted {
             if let (index, _) = oldIndex(key) { removals.append(index) }
         }
+        // An object whose sort key changed but still sorts between the same unchanged
+        // neighbours stays where it is: a modification, not a move.
+        func staysBetweenNeighbours(_ index: Int, _ key: [UInt8], _ now: Element) -> Bool {
+            for neighbour in [index - 1, index + 1] where neighbour >= 0 && neighbour < keys.count {
+                let other = keys[neighbour]
+                if changes.modified[other] != nil || changes.deleted.contains(other) { return false }
+                let otherObject = object(realm, other, pinned: nil)
+                let ordered = neighbour < index ? query.precedes(otherObject, other, now, key) : query.precedes(now, key, otherObject, other)
+                if !ordered { return false }
+            }
+            return true
+        }
         for key in changes.modified.keys {
             let now = current(key)
             if let (index, before) = oldIndex(key) {
-                if let now, !sorted || query.sortsTheSame(before!, now) {
+                if let now, !sorted || query.sortsTheSame(before!, now) || staysBetweenNeighbours(index, key, now) {
                     stayed.append((key, now))
                 } else {
                     removals.append(index)

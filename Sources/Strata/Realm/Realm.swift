@@ -77,6 +77,7 @@ public final class Realm {
     deinit {
         writeState?.transaction.rollback()
         if let listener { shared.removeListener(listener) }
+        if !isClosed { shared.release() }
     }
 
     // MARK: Confinement
@@ -116,7 +117,9 @@ public final class Realm {
             write.transaction.rollback()
             writeState = nil
         }
+        guard !isClosed else { return }
         isClosed = true
+        shared.release()
         observers.removeAll()
         if let listener { shared.removeListener(listener) }
         generation &+= 1

@@ -23,9 +23,9 @@ final class SharedStore: @unchecked Sendable {
 
     struct WeakListener { weak var listener: (any CommitListener)? }
 
-    private struct WeakStore { weak var store: SharedStore? }
-    /// Serializes opens and closes, so two realms never open the same directory twice.
-    private static let registry = Locked<[String: WeakStore]>([:])
+    /// The open stores with the number of realms using each. Opens and closes happen under
+    /// this lock, so a store is closed (its lock file released) before it can be reopened.
+    private static let registry = Locked<[String: (store: SharedStore, realms: Int)]>([:])
 
     var schema: Schema { schemaState.withLock { $0 } }
 
@@ -38,9 +38,19 @@ final class SharedStore: @unchecked Sendable {
         log = ChangeLog(startingAt: store.lastSequence)
     }
 
-    deinit {
-        try? store.close()
-        if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
+    /// Called once by every realm that `open` returned this store to; the last one closes it.
+    func release() {
+        SharedStore.registry.withLock { registry in
+            guard var entry = registry[identity], entry.store === self else { return }
+            entry.realms -= 1
+            if entry.realms > 0 {
+                registry[identity] = entry
+                return
+            }
+            registry[identity] = nil
+            try? store.close()
+            if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
+        }
     }
 
     /// The shared store for `configuration`, opened (and migrated) if no realm has it open,
@@ -51,9 +61,10 @@ final class SharedStore: @unchecked Sendable {
         }
         let declared = try declaredSchema(configuration)
         return try registry.withLock { registry in
-            if let existing = registry[identity]?.store {
-                let bound = try existing.bind(declared, configuration: configuration)
-                return (existing, bound)
+            if let existing = registry[identity] {
+                let bound = try existing.store.bind(declared, configuration: configuration)
+                registry[identity] = (existing.store, existing.realms + 1)
+                return (existing.store, bound)
             }
             var directory = configuration.directory
             var temporary: URL?
@@ -72,13 +83,25 @@ final class SharedStore: @unchecked Sendable {
             } catch {
                 throw RealmError.wrap(error)
             }
-            let stored = try loadSchema(store)
-            let schema = try prepare(store: store, stored: stored, declared: declared, configuration: configuration)
+            let schema: Schema
+            do {
+                let stored = try loadSchema(store)
+                schema = try prepare(store: store, stored: stored, declared: declared, configuration: configuration)
+            } catch {
+                try? store.close()
+                if let temporary { try? FileManager.default.removeItem(at: temporary) }
+                throw error
+            }
             let shared = SharedStore(identity: identity, store: store, schema: schema,
                                      readOnly: configuration.readOnly, temporaryDirectory: temporary)
-            registry[identity] = WeakStore(store: shared)
-            let bound = try shared.bind(declared, configuration: configuration)
-            return (shared, bound)
+            do {
+                let bound = try shared.bind(declared, configuration: configuration)
+                registry[identity] = (shared, 1)
+                return (shared, bound)
+            } catch {
+                try? store.close()
+                throw error
+            }
         }
     }
 

@@ -27,12 +27,17 @@ class RealmTestCase: XCTestCase {
     }
 
     func makeUser(_ id: String, rank: Int = 0, city: String = "Raleigh", lastName: String = "") -> User {
-        let user = User()
-        user.objId = id
-        user.username = "user\(id)"
-        user.rank = rank
-        user.city = city
-        user.lastName = lastName
-        return user
+        newUser(id, rank: rank, city: city, lastName: lastName)
     }
+}
+
+/// An unmanaged user with a username derived from its id.
+func newUser(_ id: String, rank: Int = 0, city: String = "Raleigh", lastName: String = "") -> User {
+    let user = User()
+    user.objId = id
+    user.username = "user\(id)"
+    user.rank = rank
+    user.city = city
+    user.lastName = lastName
+    return user
 }
