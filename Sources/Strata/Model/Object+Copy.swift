@@ -2,14 +2,13 @@
 
 /// Copies a graph of objects once each (cycle-safe).
 public struct DeepCopier {
-    private var copies: [ObjectIdentifier: Object] = [:]
-    private var keepAlive: [Object] = []
+    /// Keyed by object equality: a managed object read twice is two instances of one row.
+    private var copies: [Object: Object] = [:]
 
     mutating func copy(_ object: Object) -> Object {
-        if let done = copies[ObjectIdentifier(object)] { return done }
+        if let done = copies[object] { return done }
         let copy = type(of: object).init()
-        copies[ObjectIdentifier(object)] = copy
-        keepAlive.append(object)
+        copies[object] = copy
         object.fillCopy(copy, copier: &self)
         return copy
     }
