@@ -97,7 +97,7 @@ public final class Migration {
                             guard let previous = old[property.name], let value = oldValues[property.name] else { continue }
                             if previous.sameType(as: property) {
                                 values[property.name] = value
-                            } else if let converted = try? FieldValue.converting(value.anyValue, to: property, context: "") {
+                            } else if let converted = try? FieldValue.converting(value.anyValue, to: property, context: "", lenient: true) {
                                 values[property.name] = converted
                             }
                         }
@@ -141,7 +141,7 @@ public final class Migration {
             guard let old = pair.old, let new = pair.new, let value = old.values[oldName] else { continue }
             if old.schema[oldName]?.sameType(as: property) == true {
                 new.values[newName] = value
-            } else if let converted = try? FieldValue.converting(value.anyValue, to: property, context: "") {
+            } else if let converted = try? FieldValue.converting(value.anyValue, to: property, context: "", lenient: true) {
                 new.values[newName] = converted
             }
         }

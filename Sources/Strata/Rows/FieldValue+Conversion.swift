@@ -5,7 +5,9 @@ import Foundation
 
 extension FieldValue {
     /// The field `property` stores for `value`. Links are resolved by the caller.
-    static func converting(_ value: Any?, to property: PropertySchema, context: String) throws -> FieldValue {
+    /// With `lenient` (migrations changing a property's type), numbers and text also convert
+    /// into each other through their decimal representation.
+    static func converting(_ value: Any?, to property: PropertySchema, context: String, lenient: Bool = false) throws -> FieldValue {
         if property.isList {
             guard let value = unwrap(value) else { return .list([]) }
             let items: [Any?]
@@ -16,7 +18,7 @@ extension FieldValue {
             else { throw RealmError.invalidValue("\(context) is a list; got \(type(of: value))") }
             var element = property
             element.isList = false
-            return .list(try items.enumerated().map { try converting($1, to: element, context: "\(context)[\($0)]") })
+            return .list(try items.enumerated().map { try converting($1, to: element, context: "\(context)[\($0)]", lenient: lenient) })
         }
         guard let value = unwrap(value) else {
             if property.isOptional || property.kind == .object { return .null }
@@ -59,6 +61,7 @@ extension FieldValue {
             case let v as Float: return .double(Double(v))
             case let v as any BinaryInteger: return .double(Double(v))
             case let v as Decimal: return .double(NSDecimalNumber(decimal: v).doubleValue)
+            case let v as String where lenient: if let d = Double(v) { return .double(d) }
             default: break
             }
         case .float:
@@ -73,6 +76,10 @@ extension FieldValue {
             case let v as String: return .string(v)
             case let v as Substring: return .string(String(v))
             case let v as any RawRepresentable: if let raw = v.rawValue as? String { return .string(raw) }
+            case let v as any BinaryInteger where lenient: return .string(String(describing: v))
+            case let v as Double where lenient: return .string(String(v))
+            case let v as Decimal where lenient: return .string(v.description)
+            case let v as Bool where lenient: return .string(String(v))
             default: break
             }
         case .data:
