@@ -327,6 +327,9 @@ extension Realm {
                 case .list: fields.append(.list([]))
                 }
             }
+            if let index = bound.primaryKeyIndex, let primaryKey = PrimaryKeyValue(keyBytes: key) {
+                fields[index] = primaryKey.field
+            }
             if let original = write.rows[rowKey] {
                 original.fields = fields
             } else {
