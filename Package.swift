@@ -43,13 +43,19 @@ let package = Package(
             dependencies: ["StrataStorage"],
             path: "Tests/CrashHelper"
         ),
+        // The child process of the realm SIGKILL test: performs realm writes and reports each one.
+        .executableTarget(
+            name: "strata-realm-crash-helper",
+            dependencies: ["Strata"],
+            path: "Tests/RealmCrashHelper"
+        ),
         .testTarget(
             name: "StrataStorageTests",
             dependencies: ["StrataStorage", "strata-crash-helper"]
         ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata"]
+            dependencies: ["Strata", "strata-realm-crash-helper"]
         ),
         // The `strata` tool, run as a user runs it: as a process, on real stores.
         .testTarget(
