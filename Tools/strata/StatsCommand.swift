@@ -7,7 +7,7 @@ import Strata
 struct StatsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stats",
-        abstract: "Show segments, live and dead bytes, keys per table, index memory and compression.")
+        abstract: "Show segments, live and dead bytes, objects per type, keys per table, index memory and compression.")
 
     @OptionGroup var target: StoreArgument
     @Flag(help: "Print JSON instead of text.")
@@ -20,6 +20,8 @@ struct StatsCommand: ParsableCommand {
         var segments: Int, liveBytes: Int, deadBytes: Int, diskBytes: Int, keys: Int, indexBytes: Int
         var compressionRatio: Double, lastSequence: UInt64
         var keysPerTable: [String: Int]
+        /// Objects per type, when the store holds an object-layer schema.
+        var objectsPerType: [String: Int]?
         var segmentDetails: [Segment]
     }
 
@@ -28,12 +30,17 @@ struct StatsCommand: ParsableCommand {
         defer { try? store.close() }
         let stats = store.stats
         let tables = store.keysPerTable
+        let inspector = try StoreInspector(store: store)
+        let objects = inspector.map { inspector in
+            Dictionary(uniqueKeysWithValues: inspector.schema.objectSchemas.map { ($0.className, inspector.count(ofType: $0.className)) })
+        }
         if json {
             let output = Output(
                 segments: stats.segments, liveBytes: stats.liveBytes, deadBytes: stats.deadBytes, diskBytes: stats.diskBytes,
                 keys: stats.keys, indexBytes: stats.indexBytes, compressionRatio: stats.compressionRatio,
                 lastSequence: stats.lastSequence,
                 keysPerTable: Dictionary(uniqueKeysWithValues: tables.map { (String($0.key), $0.value) }),
+                objectsPerType: objects,
                 segmentDetails: stats.segmentDetails.map {
                     .init(id: $0.id, diskBytes: $0.diskBytes, liveBytes: $0.liveBytes, deadBytes: $0.deadBytes,
                           sealed: $0.sealed, compacted: $0.compacted)
@@ -52,6 +59,12 @@ struct StatsCommand: ParsableCommand {
         print("index memory: \(formatBytes(stats.indexBytes))")
         print(String(format: "compression:  %.2f× over live values", stats.compressionRatio))
         print("last commit:  sequence \(stats.lastSequence)")
+        if let objects {
+            print("schema:       version \(inspector!.schema.version), \(objects.count) types")
+            for name in objects.keys.sorted() {
+                print("  \(name): \(objects[name]!) objects")
+            }
+        }
         for table in tables.keys.sorted() {
             print("table \(table): \(tables[table]!) keys")
         }

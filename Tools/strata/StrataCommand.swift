@@ -22,6 +22,8 @@ struct StrataCommand: ParsableCommand {
             Foundation.exit(code.rawValue)
         } catch let error as StoreError {
             fail("strata: \(error)", code: 1)
+        } catch let error as RealmError {
+            fail("strata: \(error)", code: 1)
         } catch let error as CommandFailure {
             fail("strata: \(error.message)", code: 1)
         } catch {

@@ -28,8 +28,8 @@ open class Object: CustomStringConvertible {
         _slots = ObjectConstruction.take()
     }
 
-    /// The class name as stored in the schema.
-    public class var className: String { String(describing: self) }
+    /// The class name as stored in the schema; override to store a type under another name.
+    open class var className: String { String(describing: self) }
 
     /// The realm that manages this object, or nil while unmanaged.
     public var realm: Realm? { _state?.realm }
