@@ -18,6 +18,7 @@ let package = Package(
             dependencies: [
                 "CBenchSupport",
                 .product(name: "StrataStorage", package: "Strata"),
+                .product(name: "Strata", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -24,6 +24,10 @@ struct StrataBench: ParsableCommand {
     var rounds = 3
     @Flag(help: "Profile Strata alone: bulk load then point reads, no baselines, no table.")
     var strataOnly = false
+    @Option(help: "Which suites to run: all, engine or objects.")
+    var suite = "all"
+    @Option(help: "Objects in the object-level benchmarks.")
+    var objects = 100_000
 
     func run() throws {
         let work = directory ?? (NSTemporaryDirectory() + "strata-bench-\(getpid())")
@@ -40,12 +44,22 @@ struct StrataBench: ParsableCommand {
             try store.close()
             return
         }
-        let rows = try engine.run(rounds: rounds)
-        let compaction = try CompactionBenchmarks(records: records, valueSize: valueSize, workDirectory: work).run()
-        print("## Storage engine\n")
-        print("`make bench` (release build), \(ProcessInfo.processInfo.activeProcessorCount) cores, medians of \(rounds) interleaved rounds, files in \(work)\n")
-        print(markdownTable(rows))
-        print("\n## Compaction\n")
-        print(markdownTable(compaction))
+        guard ["all", "engine", "objects"].contains(suite) else {
+            throw ValidationError("--suite takes all, engine or objects, got '\(suite)'")
+        }
+        print("`make bench` (release build), \(ProcessInfo.processInfo.activeProcessorCount) cores, medians of \(rounds) rounds, files in \(work)\n")
+        if suite != "objects" {
+            let rows = try engine.run(rounds: rounds)
+            let compaction = try CompactionBenchmarks(records: records, valueSize: valueSize, workDirectory: work).run()
+            print("## Storage engine\n")
+            print(markdownTable(rows))
+            print("\n## Compaction\n")
+            print(markdownTable(compaction))
+        }
+        if suite != "engine" {
+            let rows = try ObjectBenchmarks(objects: objects, reads: min(reads, 200_000), workDirectory: work).run(rounds: rounds)
+            print("\n## Objects (Realm API against GRDB Codable records)\n")
+            print(markdownTable(rows))
+        }
     }
 }
