@@ -47,6 +47,12 @@ public final class Transaction {
         if !finished { rollback() }
     }
 
+    /// The state this transaction starts from: every commit appended before it, including
+    /// one whose `.full` sync is still in flight (which ``Store/snapshot()`` shows only once
+    /// it is durable). A writer that reads before writing must read this state, or it could
+    /// miss the commit just before its own.
+    public var baseSnapshot: Snapshot { Snapshot(directory: savedDirectory) }
+
     private func checkOpen() throws {
         if finished { throw StoreError.invalidArgument("the transaction has already been committed or rolled back") }
     }

@@ -6,6 +6,7 @@
 import Foundation
 import GRDB
 import Strata
+import ArgumentParser
 
 /// The benchmark model: a tweet-like record with an indexed author.
 final class BenchPost: Object {
@@ -58,6 +59,52 @@ struct ObjectBenchmarks {
     }
 
     func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+
+    /// Strata alone, one phase repeated, for `perf record`.
+    func profile(phase: String) throws {
+        let realmDir = URL(fileURLWithPath: workDirectory + "/objects-profile")
+        try? FileManager.default.removeItem(at: realmDir)
+        var config = Realm.Configuration(directory: realmDir)
+        config.objectTypes = [BenchPost.self]
+        config.storeOptions.durability = .none
+        let realm = try Realm(configuration: config)
+        let versions = (0 ..< 2).map { v in (0 ..< objects).map { post($0, version: v) } }
+        let load = try time { try realm.write { try realm.add(versions[0].map(object)) } }
+        log(String(format: "load %.3f s", load))
+        var checksum = 0
+        for round in 0 ..< 5 {
+            let elapsed: Double
+            switch phase {
+            case "upsert":
+                let posts = versions[(round + 1) % 2].map(object)
+                elapsed = try time { try realm.write { try realm.add(posts, update: .modified) } }
+            case "make":
+                elapsed = time { checksum &+= versions[round % 2].map(object).count }
+            case "read":
+                elapsed = time {
+                    for i in 0 ..< objects {
+                        let object = realm.object(ofType: BenchPost.self, forPrimaryKey: i)!
+                        checksum &+= object.likes &+ object.author.utf8.count
+                    }
+                }
+            case "scan":
+                elapsed = time {
+                    for post in realm.objects(BenchPost.self).filter(#Predicate { $0.likes > 4900 }) { checksum &+= post.likes }
+                }
+            case "sort":
+                elapsed = time {
+                    let results = realm.objects(BenchPost.self).filter(#Predicate { $0.likes < 500 })
+                        .sorted(by: [SortDescriptor(\BenchPost.score, order: .reverse)])
+                    for post in results { checksum &+= post.likes }
+                }
+            default:
+                throw ValidationError("phases: upsert, make, read, scan, sort")
+            }
+            log(String(format: "%@ round %d: %.3f s (%.2f µs per object)", phase, round, elapsed, elapsed / Double(objects) * 1e6))
+        }
+        log("checksum \(checksum)")
+        realm.invalidate()
+    }
 
     func run(rounds: Int) throws -> [ResultRow] {
         var rows: [ResultRow] = []

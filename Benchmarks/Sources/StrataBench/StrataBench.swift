@@ -26,6 +26,8 @@ struct StrataBench: ParsableCommand {
     var strataOnly = false
     @Option(help: "Which suites to run: all, engine or objects.")
     var suite = "all"
+    @Option(help: "Profile one object-level phase alone: upsert, make, read, scan or sort.")
+    var profileObjects: String?
     @Option(help: "Objects in the object-level benchmarks.")
     var objects = 100_000
 
@@ -35,6 +37,10 @@ struct StrataBench: ParsableCommand {
         defer { if directory == nil { try? FileManager.default.removeItem(atPath: work) } }
         let engine = EngineBenchmarks(records: records, valueSize: valueSize, commits: commits, reads: reads,
                                       workDirectory: work)
+        if let phase = profileObjects {
+            try ObjectBenchmarks(objects: objects, reads: reads, workDirectory: work).profile(phase: phase)
+            return
+        }
         if strataOnly {
             try engine.profileStrata()
             let store = try CompactionBenchmarks(records: records, valueSize: valueSize, workDirectory: work)

@@ -20,6 +20,8 @@ public struct ThreadSafeReference<Confined>: @unchecked Sendable {
     let payload: Payload
     /// The commit the source realm was reading; the resolving realm reads at least this.
     let sequence: UInt64
+    /// The store it comes from: a realm of another store resolves nothing.
+    let storeIdentity: String
 
     /// A reference to a managed object.
     public init(to object: Confined) where Confined: Object {
@@ -29,6 +31,7 @@ public struct ThreadSafeReference<Confined>: @unchecked Sendable {
         state.realm.verifyThread()
         payload = .object(className: state.bound.className, key: state.primaryKey)
         sequence = state.realm.snapshot.sequence
+        storeIdentity = state.realm.shared.identity
     }
 
     /// A reference to a results collection (its query; it re-evaluates where it is resolved).
@@ -36,6 +39,7 @@ public struct ThreadSafeReference<Confined>: @unchecked Sendable {
         results.realm.verifyThread()
         payload = .results(query: results.query)
         sequence = results.realm.snapshot.sequence
+        storeIdentity = results.realm.shared.identity
     }
 }
 
@@ -44,9 +48,11 @@ extension Realm {
         if snapshot.sequence < sequence, writeState == nil { advance() }
     }
 
-    /// The object `reference` points to in this realm, or nil if it was deleted.
+    /// The object `reference` points to in this realm, or nil if it was deleted (or the
+    /// reference comes from another store).
     public func resolve<T: Object>(_ reference: ThreadSafeReference<T>) -> T? {
         verifyThread()
+        guard reference.storeIdentity == shared.identity else { return nil }
         catchUp(to: reference.sequence)
         guard case .object(let className, let key) = reference.payload, let bound = boundType(named: className) else { return nil }
         return object(bound: bound, key: key.keyBytes) as? T
@@ -55,6 +61,7 @@ extension Realm {
     /// The results `reference` points to, evaluated in this realm.
     public func resolve<Element: Object>(_ reference: ThreadSafeReference<Results<Element>>) -> Results<Element>? {
         verifyThread()
+        guard reference.storeIdentity == shared.identity else { return nil }
         catchUp(to: reference.sequence)
         guard case .results(let query) = reference.payload, let typed = query as? ResultsQuery<Element> else { return nil }
         return Results(realm: self, query: typed)

@@ -126,8 +126,9 @@ public final class Migration {
         return values
     }
 
-    /// Calls `block` with each stored object of `typeName` as it was and as it will be
-    /// (`new` is nil when the type is no longer declared).
+    /// Calls `block` with each stored object of `typeName` as it was and as it will be.
+    /// Types the configuration no longer lists stay in the store, so `new` is nil only for
+    /// objects created during the migration's enumeration of another type.
     public func enumerateObjects(ofType typeName: String, _ block: (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) throws -> Void) rethrows {
         for pair in records[typeName] ?? [] where !(pair.new?.isDeleted ?? false) {
             try block(pair.old, pair.new)
@@ -198,7 +199,9 @@ public final class Migration {
     fileprivate func plainValue(_ field: FieldValue, property: PropertySchema, old: Bool) -> Any? {
         if property.kind == .object, let target = property.objectClassName {
             func object(_ key: [UInt8]) -> MigrationObject? {
-                records[target]?.first { ($0.old?.identity ?? $0.new?.identity) == key }.flatMap { old ? $0.old : $0.new }
+                guard let position = identityIndex(of: target)[key] else { return nil }
+                let pair = records[target]![position]
+                return old ? pair.old : pair.new
             }
             switch field {
             case .link(let key): return object(key)
@@ -207,6 +210,22 @@ public final class Migration {
             }
         }
         return field.anyValue
+    }
+
+    /// Record positions by identity, per type (built on first use, extended as objects are created).
+    private var identityIndexes: [String: (count: Int, index: [[UInt8]: Int])] = [:]
+
+    private func identityIndex(of typeName: String) -> [[UInt8]: Int] {
+        let pairs = records[typeName] ?? []
+        var entry = identityIndexes[typeName] ?? (0, [:])
+        if entry.count < pairs.count {
+            for position in entry.count ..< pairs.count {
+                if let identity = pairs[position].old?.identity ?? pairs[position].new?.identity { entry.index[identity] = position }
+            }
+            entry.count = pairs.count
+            identityIndexes[typeName] = entry
+        }
+        return entry.index
     }
 
     fileprivate func field(for value: Any?, property: PropertySchema, context: String) throws -> FieldValue {
@@ -274,7 +293,8 @@ public final class Migration {
                 let fields = schema.properties.map { property -> FieldValue in
                     let value = object.values[property.name] ?? .null
                     guard property.kind == .object, let target = property.objectClassName else { return value }
-                    let map = remap[target]
+                    // Targets of a rewritten type get their new keys (none: the link is cut).
+                    let map = clearedTypes.contains(target) ? remap[target, default: [:]] : nil
                     func relink(_ field: FieldValue) -> FieldValue {
                         guard case .link(let old) = field else { return field }
                         if let map { return map[old].map(FieldValue.link) ?? .null }

@@ -60,14 +60,22 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
         Element._fromField(field, in: owner?.realm)
     }
 
+    /// The decoded elements of a managed list and the realm read version they are for.
+    private var cached: (version: UInt64, elements: [Element])?
+
     /// The elements now (links to deleted objects are skipped).
     private var current: [Element] {
-        guard owner != nil else { return unmanaged }
-        return managedFields.compactMap(element(from:))
+        guard let owner else { return unmanaged }
+        let version = owner.realm.readVersion
+        if let cached, cached.version == version { return cached.elements }
+        let elements = managedFields.compactMap(element(from:))
+        cached = (version, elements)
+        return elements
     }
 
     private func store(_ elements: [Element]) {
         guard let owner else { unmanaged = elements; return }
+        cached = nil
         owner.setField(index, owner.fieldForAssignment {
             .list(try elements.map { try $0._field(in: owner.realm) })
         })

@@ -17,11 +17,11 @@ import Foundation
 /// the realm's thread.
 open class Object: CustomStringConvertible {
     /// Values of an unmanaged object, by property position.
-    final var _slots: [_Slot]
+    @usableFromInline final var _slots: [_Slot]
     /// The managed state; nil while unmanaged.
     public final var _state: ObjectState?
     /// Records property reads during key-path analysis (schema discovery only).
-    final var _probe: PropertyProbe?
+    @usableFromInline final var _probe: PropertyProbe?
 
     /// Creates an unmanaged object with every property at its initial value.
     public required init() {
@@ -167,7 +167,9 @@ extension Object: _PersistableValue {
 }
 
 /// Records which property a key path reads (see ``ObjectType/propertyIndex(for:)``).
+@usableFromInline
 final class PropertyProbe {
-    var indices: [Int] = []
-    func record(_ index: Int) { indices.append(index) }
+    var reads: [(index: Int, keyPath: AnyKeyPath)] = []
+    /// Records a read of property `index` through the property's own key path.
+    @usableFromInline func record(_ index: Int, _ keyPath: AnyKeyPath) { reads.append((index, keyPath)) }
 }

@@ -90,7 +90,9 @@ final class ObjectType: @unchecked Sendable {
         let probe = PropertyProbe()
         prototype._probe = probe
         _ = prototype[keyPath: keyPath]
-        let index: Int? = probe.indices.count == 1 ? probe.indices[0] : nil
+        // Only the property's own key path counts: a computed property that reads one
+        // stored property (`var lower: String { city.lowercased() }`) is not that property.
+        let index: Int? = probe.reads.count == 1 && probe.reads[0].keyPath == keyPath ? probe.reads[0].index : nil
         keyPaths.withLock { $0[keyPath] = index }
         return index
     }

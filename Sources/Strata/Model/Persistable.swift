@@ -35,11 +35,14 @@ public protocol _PersistableValue {
 
 extension _PersistableValue {
     public static var _typeName: String? { nil }
+    @inlinable
     public func _slot() -> _Slot { .value((try? _field(in: nil)) ?? .null) }
+    @inlinable
     public static func _fromSlot(_ slot: _Slot) -> Self? {
         if case .value(let field) = slot { return _fromField(field, in: nil) }
         return nil
     }
+    @inlinable
     public static var _nilSlot: _Slot { .value(.null) }
 }
 
@@ -68,14 +71,19 @@ extension _PersistedProperty where Self: _PersistableValue {
     public static var _schemaTemplate: PropertySchema {
         PropertySchema(name: "", kind: _propertyKind, isOptional: _propertyKind == .object, objectClassName: _typeName)
     }
+    @inlinable
     public static var _defaultPropertyValue: Self { _defaultValue }
+    @inlinable
     public func _propertySlot() -> _Slot { _slot() }
+    @inlinable
     public static func _fromPropertySlot(_ slot: _Slot) -> Self { _fromSlot(slot) ?? _defaultValue }
+    @inlinable
     public static func _managedGet(_ state: ObjectState, _ index: Int) -> Self {
         let field = state.field(index)
         guard let value = _fromField(field, in: state.realm) else { state.badValue(field, index: index, type: Self.self) }
         return value
     }
+    @inlinable
     public static func _managedSet(_ value: Self, _ state: ObjectState, _ index: Int) {
         state.setField(index, state.fieldForAssignment { try value._field(in: state.realm) })
     }
@@ -86,9 +94,13 @@ extension Optional: _PersistedProperty where Wrapped: _PersistableValue {
     public static var _schemaTemplate: PropertySchema {
         PropertySchema(name: "", kind: Wrapped._propertyKind, isOptional: true, objectClassName: Wrapped._typeName)
     }
+    @inlinable
     public static var _defaultPropertyValue: Self { nil }
+    @inlinable
     public func _propertySlot() -> _Slot { self.map { $0._slot() } ?? Wrapped._nilSlot }
+    @inlinable
     public static func _fromPropertySlot(_ slot: _Slot) -> Self { Wrapped._fromSlot(slot) }
+    @inlinable
     public static func _managedGet(_ state: ObjectState, _ index: Int) -> Self {
         let field = state.field(index)
         if field == .null { return nil }
@@ -96,6 +108,7 @@ extension Optional: _PersistedProperty where Wrapped: _PersistableValue {
         if case .link = field { return nil }  // the linked object was deleted
         state.badValue(field, index: index, type: Self.self)
     }
+    @inlinable
     public static func _managedSet(_ value: Self, _ state: ObjectState, _ index: Int) {
         state.setField(index, state.fieldForAssignment { try value?._field(in: state.realm) ?? .null })
     }
@@ -111,11 +124,14 @@ extension Optional: _PersistableValue where Wrapped: _PersistableValue {
     public static var _propertyKind: PropertyKind { Wrapped._propertyKind }
     public static var _typeName: String? { Wrapped._typeName }
     public static var _defaultValue: Self { nil }
+    @inlinable
     public static func _fromField(_ field: FieldValue, in realm: Realm?) -> Self? {
         field == .null ? .some(nil) : Wrapped._fromField(field, in: realm).map { .some($0) }
     }
     public func _field(in realm: Realm?) throws -> FieldValue { try self?._field(in: realm) ?? .null }
+    @inlinable
     public func _slot() -> _Slot { self.map { $0._slot() } ?? Wrapped._nilSlot }
+    @inlinable
     public static func _fromSlot(_ slot: _Slot) -> Self? { .some(Wrapped._fromSlot(slot)) }
 }
 
@@ -124,10 +140,12 @@ extension Optional: _PersistableValue where Wrapped: _PersistableValue {
 extension Bool: _PersistableValue, _PersistedProperty {
     public static var _propertyKind: PropertyKind { .bool }
     public static var _defaultValue: Bool { false }
+    @inlinable
     public static func _fromField(_ field: FieldValue, in _: Realm?) -> Bool? {
         if case .bool(let v) = field { return v }
         return nil
     }
+    @inlinable
     public func _field(in _: Realm?) -> FieldValue { .bool(self) }
 }
 
@@ -135,10 +153,12 @@ extension Bool: _PersistableValue, _PersistedProperty {
 public protocol _PersistableInteger: FixedWidthInteger, _PersistableValue, _PersistedProperty {}
 extension _PersistableInteger {
     public static var _defaultValue: Self { 0 }
+    @inlinable
     public static func _fromField(_ field: FieldValue, in _: Realm?) -> Self? {
         if case .int(let v) = field { return Self(truncatingIfNeeded: v) }
         return nil
     }
+    @inlinable
     public func _field(in _: Realm?) -> FieldValue { .int(Int64(truncatingIfNeeded: self)) }
 }
 extension Int: _PersistableInteger { public static var _propertyKind: PropertyKind { .int } }
@@ -150,70 +170,84 @@ extension Int64: _PersistableInteger { public static var _propertyKind: Property
 extension Double: _PersistableValue, _PersistedProperty {
     public static var _propertyKind: PropertyKind { .double }
     public static var _defaultValue: Double { 0 }
+    @inlinable
     public static func _fromField(_ field: FieldValue, in _: Realm?) -> Double? {
         if case .double(let v) = field { return v }
         return nil
     }
+    @inlinable
     public func _field(in _: Realm?) -> FieldValue { .double(self) }
 }
 
 extension Float: _PersistableValue, _PersistedProperty {
     public static var _propertyKind: PropertyKind { .float }
     public static var _defaultValue: Float { 0 }
+    @inlinable
     public static func _fromField(_ field: FieldValue, in _: Realm?) -> Float? {
         if case .float(let v) = field { return v }
         return nil
     }
+    @inlinable
     public func _field(in _: Realm?) -> FieldValue { .float(self) }
 }
 
 extension String: _PersistableValue, _PersistedProperty {
     public static var _propertyKind: PropertyKind { .string }
     public static var _defaultValue: String { "" }
+    @inlinable
     public static func _fromField(_ field: FieldValue, in _: Realm?) -> String? {
         if case .string(let v) = field { return v }
         return nil
     }
+    @inlinable
     public func _field(in _: Realm?) -> FieldValue { .string(self) }
 }
 
 extension Data: _PersistableValue, _PersistedProperty {
     public static var _propertyKind: PropertyKind { .data }
     public static var _defaultValue: Data { Data() }
+    @inlinable
     public static func _fromField(_ field: FieldValue, in _: Realm?) -> Data? {
         if case .data(let v) = field { return v }
         return nil
     }
+    @inlinable
     public func _field(in _: Realm?) -> FieldValue { .data(self) }
 }
 
 extension Date: _PersistableValue, _PersistedProperty {
     public static var _propertyKind: PropertyKind { .date }
     public static var _defaultValue: Date { Date(timeIntervalSinceReferenceDate: 0) }
+    @inlinable
     public static func _fromField(_ field: FieldValue, in _: Realm?) -> Date? {
         if case .date(let v) = field { return v }
         return nil
     }
+    @inlinable
     public func _field(in _: Realm?) -> FieldValue { .date(self) }
 }
 
 extension UUID: _PersistableValue, _PersistedProperty {
     public static var _propertyKind: PropertyKind { .uuid }
     public static var _defaultValue: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+    @inlinable
     public static func _fromField(_ field: FieldValue, in _: Realm?) -> UUID? {
         if case .uuid(let v) = field { return v }
         return nil
     }
+    @inlinable
     public func _field(in _: Realm?) -> FieldValue { .uuid(self) }
 }
 
 extension Decimal: _PersistableValue, _PersistedProperty {
     public static var _propertyKind: PropertyKind { .decimal }
     public static var _defaultValue: Decimal { 0 }
+    @inlinable
     public static func _fromField(_ field: FieldValue, in _: Realm?) -> Decimal? {
         if case .decimal(let v) = field { return v }
         return nil
     }
+    @inlinable
     public func _field(in _: Realm?) -> FieldValue { .decimal(self) }
 }
 
@@ -234,6 +268,7 @@ where RawValue: _PersistableValue {}
 extension PersistableEnum {
     public static var _propertyKind: PropertyKind { RawValue._propertyKind }
     public static var _defaultValue: Self { allCases.first! }
+    @inlinable
     public static func _fromField(_ field: FieldValue, in realm: Realm?) -> Self? {
         RawValue._fromField(field, in: realm).flatMap(Self.init(rawValue:))
     }
@@ -250,9 +285,11 @@ extension ColumnDecodable {
         }
         return value
     }
+    @inlinable
     public static func _fromField(_ field: FieldValue, in _: Realm?) -> Self? {
         Self(with: field.columnValue)
     }
+    @inlinable
     public func _field(in _: Realm?) throws -> FieldValue {
         guard let encodable = self as? any ColumnEncodable else {
             throw RealmError.invalidValue("\(Self.self) is ColumnDecodable but not ColumnEncodable, so it cannot be stored")

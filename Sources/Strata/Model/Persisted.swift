@@ -24,17 +24,19 @@ import Darwin
 /// other objects.
 @propertyWrapper
 public struct Persisted<Value: _PersistedProperty> {
-    let index: Int
-    let isPrimaryKey: Bool
-    let isIndexed: Bool
+    @usableFromInline let index: Int
+    @usableFromInline let isPrimaryKey: Bool
+    @usableFromInline let isIndexed: Bool
 
-    private init(slot: _Slot, primaryKey: Bool, indexed: Bool) {
+    @usableFromInline
+    init(slot: _Slot, primaryKey: Bool, indexed: Bool) {
         index = ObjectConstruction.register(slot)
         isPrimaryKey = primaryKey
         isIndexed = indexed
     }
 
     /// A property with an initial value.
+    @inlinable
     public init(wrappedValue: Value) {
         self.init(slot: wrappedValue._propertySlot(), primaryKey: false, indexed: false)
     }
@@ -63,6 +65,7 @@ public struct Persisted<Value: _PersistedProperty> {
     }
 
     /// The accessor Swift calls for a wrapped property of a class.
+    @inlinable
     public static subscript<EnclosingSelf: Object>(
         _enclosingInstance object: EnclosingSelf,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
@@ -71,7 +74,7 @@ public struct Persisted<Value: _PersistedProperty> {
         get {
             let index = object[keyPath: storageKeyPath].index
             if let state = object._state { return Value._managedGet(state, index) }
-            object._probe?.record(index)
+            object._probe?.record(index, wrappedKeyPath)
             return Value._fromPropertySlot(object._slots[index])
         }
         set {
@@ -103,6 +106,7 @@ extension Persisted: PersistedDescriptor {
 /// The slots of the object being initialized on this thread. Stored-property initializers
 /// run before `Object.init()`, in declaration order (subclass first), so each `Persisted`
 /// appends its initial value and `Object.init()` takes the whole array.
+@usableFromInline
 enum ObjectConstruction {
     final class Buffer { var slots: [_Slot] = [] }
 
@@ -125,6 +129,7 @@ enum ObjectConstruction {
         return buffer
     }
 
+    @usableFromInline
     static func register(_ slot: _Slot) -> Int {
         let buffer = current
         buffer.slots.append(slot)

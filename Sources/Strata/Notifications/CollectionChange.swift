@@ -39,10 +39,12 @@ extension Results {
                         _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
         guard let queue else {
             realm.verifyThread()
-            let observer = CollectionObserver(query: query, realm: realm, block: block)
+            precondition(realm.writeState == nil, "Cannot register notification blocks from within write transactions.")
+            let token = NotificationToken()
+            let observer = CollectionObserver(token: token, query: query, realm: realm, block: block)
             realm.observers.add(observer)
             block(.initial(Results(realm: realm, query: query, keys: observer.keys)))
-            return observer.token
+            return token
         }
         let token = NotificationToken()
         let configuration = realm.configuration
@@ -78,8 +80,7 @@ extension Results {
                 case .update(let results, let deletions, let insertions, let modifications):
                     continuation.yield(CollectionChangeSet(isInitial: false, count: results.count, deletions: deletions,
                                                            insertions: insertions, modifications: modifications))
-                case .error(let error):
-                    print("changes stream error: \(error)")
+                case .error:
                     continuation.finish()
                 }
             }
@@ -95,14 +96,16 @@ extension Results {
 
 /// Keeps a query's ordered keys up to date and reports each commit's effect on them.
 final class CollectionObserver<Element: Object>: RealmObserver {
-    let token = NotificationToken()
+    private(set) weak var token: NotificationToken?
     let query: ResultsQuery<Element>
     private(set) var keys: [[UInt8]]
     private let block: (RealmCollectionChange<Results<Element>>) -> Void
     /// Tables of the types this type links to: changes there may modify our objects.
     private let linkedTables: [Int: UInt32]
 
-    init(query: ResultsQuery<Element>, realm: Realm, block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) {
+    init(token: NotificationToken, query: ResultsQuery<Element>, realm: Realm,
+         block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) {
+        self.token = token
         self.query = query
         self.block = block
         keys = query.evaluate(in: realm)

@@ -2,7 +2,8 @@
 
 import Foundation
 
-/// Keeps an observation alive; ``invalidate()`` stops it (from any thread).
+/// Keeps an observation alive: hold it for as long as you want notifications. Calling
+/// ``invalidate()`` (from any thread) or releasing the token stops them.
 public final class NotificationToken: @unchecked Sendable {
     private let state = Locked<(valid: Bool, onInvalidate: (@Sendable () -> Void)?)>((true, nil))
 
@@ -34,7 +35,8 @@ public final class NotificationToken: @unchecked Sendable {
 
 /// Something that reacts when its realm advances.
 protocol RealmObserver: AnyObject {
-    var token: NotificationToken { get }
+    /// Held weakly: the observation ends when its owner releases the token.
+    var token: NotificationToken? { get }
     /// Brings the observer up to date; calls its block unless `silent`.
     func realmDidAdvance(_ realm: Realm, old: Snapshot, changes: CommitChanges?, silent: Bool)
 }
@@ -56,9 +58,10 @@ final class ObserverRegistry {
     }
 
     func deliver(realm: Realm, old: Snapshot, changes: CommitChanges?) {
-        observers.removeAll { !$0.token.isValid }
-        for observer in observers where observer.token.isValid {
-            observer.realmDidAdvance(realm, old: old, changes: changes, silent: silenced.contains(ObjectIdentifier(observer.token)))
+        observers.removeAll { !($0.token?.isValid ?? false) }
+        for observer in observers {
+            guard let token = observer.token, token.isValid else { continue }
+            observer.realmDidAdvance(realm, old: old, changes: changes, silent: silenced.contains(ObjectIdentifier(token)))
         }
     }
 }

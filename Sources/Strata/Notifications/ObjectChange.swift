@@ -29,20 +29,22 @@ extension Object {
             preconditionFailure("Only managed objects can be observed; add \(Self.className) to a realm first")
         }
         state.realm.verifyThread()
-        let observer = ObjectObserver<T>(state: state, keyPaths: keyPaths, block: block)
-        state.realm.observers.add(observer)
-        return observer.token
+        precondition(state.realm.writeState == nil, "Cannot register notification blocks from within write transactions.")
+        let token = NotificationToken()
+        state.realm.observers.add(ObjectObserver<T>(token: token, state: state, keyPaths: keyPaths, block: block))
+        return token
     }
 }
 
 final class ObjectObserver<T: Object>: RealmObserver {
-    let token = NotificationToken()
+    private(set) weak var token: NotificationToken?
     private let bound: BoundType
     private let key: [UInt8]
     private let watched: Set<Int>?
     private let block: (ObjectChange<T>) -> Void
 
-    init(state: ObjectState, keyPaths: [String]?, block: @escaping (ObjectChange<T>) -> Void) {
+    init(token: NotificationToken, state: ObjectState, keyPaths: [String]?, block: @escaping (ObjectChange<T>) -> Void) {
+        self.token = token
         bound = state.bound
         key = state.key
         watched = keyPaths.map { Set($0.compactMap(state.bound.schema.index(of:))) }
@@ -54,7 +56,7 @@ final class ObjectObserver<T: Object>: RealmObserver {
         let after = realm.storedRow(table: bound.table, key: key)
         guard let before else { return }
         guard let after else {
-            token.invalidate()
+            token?.invalidate()
             if !silent { block(.deleted) }
             return
         }

@@ -13,17 +13,21 @@ extension Realm {
     /// start of a write, after its own commits, and — queue-confined — when others commit).
     public func observe(_ block: @escaping (_ notification: Notification, _ realm: Realm) -> Void) -> NotificationToken {
         verifyThread()
-        let observer = RealmLevelObserver(block: block)
-        observers.add(observer)
-        return observer.token
+        precondition(writeState == nil, "Cannot register notification blocks from within write transactions.")
+        let token = NotificationToken()
+        observers.add(RealmLevelObserver(token: token, block: block))
+        return token
     }
 }
 
 final class RealmLevelObserver: RealmObserver {
-    let token = NotificationToken()
+    private(set) weak var token: NotificationToken?
     let block: (Realm.Notification, Realm) -> Void
 
-    init(block: @escaping (Realm.Notification, Realm) -> Void) { self.block = block }
+    init(token: NotificationToken, block: @escaping (Realm.Notification, Realm) -> Void) {
+        self.token = token
+        self.block = block
+    }
 
     func realmDidAdvance(_ realm: Realm, old: Snapshot, changes: CommitChanges?, silent: Bool) {
         if !silent { block(.didChange, realm) }

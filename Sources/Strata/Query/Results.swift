@@ -39,7 +39,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// The keys of the matching objects, evaluated for the realm's current content.
     var keys: [[UInt8]] {
         realm.verifyThread()
-        let version = realm.contentVersion &+ (realm.writeState?.changeCounter ?? 0) << 32
+        let version = realm.readVersion
         if cache.version != version || cache.version == 0 {
             cache.keys = query.evaluate(in: realm)
             cache.version = version
@@ -50,7 +50,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// Seeds the cache with keys already evaluated for the realm's current content.
     func primeCache(_ keys: [[UInt8]]) {
         cache.keys = keys
-        cache.version = realm.contentVersion &+ (realm.writeState?.changeCounter ?? 0) << 32
+        cache.version = realm.readVersion
     }
 
     // MARK: Collection

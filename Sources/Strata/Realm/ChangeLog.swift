@@ -98,9 +98,17 @@ final class ChangeLog: @unchecked Sendable {
         guard to > from else { return CommitChanges() }
         condition.lock()
         defer { condition.unlock() }
-        let deadline = Date().addingTimeInterval(5)
+        // A committer records right after its commit returns; a sequence that stays missing
+        // was written outside the object layer and is marked unknown, so nobody waits again.
+        let deadline = Date().addingTimeInterval(2)
         while recordedThrough < to {
-            if !condition.wait(until: deadline) { return nil }
+            if !condition.wait(until: deadline) {
+                while recordedThrough < to {
+                    recordedThrough += 1
+                    if entries[recordedThrough] == nil { entries[recordedThrough] = .some(nil) }
+                }
+                return nil
+            }
         }
         guard from >= oldest else { return nil }
         var merged = CommitChanges()

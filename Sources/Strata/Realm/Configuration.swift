@@ -11,8 +11,7 @@ extension Realm {
     public struct Configuration: Sendable {
         /// The store directory (created if missing). Ignored when ``inMemoryIdentifier`` is set.
         public var directory: URL?
-        /// The model classes; empty means every class used so far in this process must be listed
-        /// explicitly — a realm manages exactly these types.
+        /// The model classes this realm manages (links must point to listed classes).
         public var objectTypes: [Object.Type] {
             get { objectTypeBox.types }
             set { objectTypeBox = ObjectTypeList(types: newValue) }

@@ -21,7 +21,7 @@ final class PendingRow {
 
 /// The managed state of an object. Public only so `@Persisted` can reach it.
 public final class ObjectState {
-    let realm: Realm
+    @usableFromInline let realm: Realm
     let bound: BoundType
     let key: [UInt8]
     /// Reads this fixed snapshot instead of the realm's (old values for notifications).
@@ -80,6 +80,7 @@ public final class ObjectState {
     }
 
     /// Property `index` as stored. Traps on the wrong thread or a deleted object (as Realm does).
+    @usableFromInline
     func field(_ index: Int) -> FieldValue {
         if pinned == nil { realm.verifyThread() }
         if let pending = currentPending() {
@@ -106,6 +107,7 @@ public final class ObjectState {
     }
 
     /// The field for a value being assigned; traps with the reason if it cannot be stored.
+    @usableFromInline
     func fieldForAssignment(_ make: () throws -> FieldValue) -> FieldValue {
         do {
             return try make()
@@ -115,11 +117,13 @@ public final class ObjectState {
     }
 
     /// Sets property `index` inside a write (traps outside one, as Realm does).
+    @usableFromInline
     func setField(_ index: Int, _ value: FieldValue) {
         realm.verifyThread()
         guard let write = realm.writeState else {
             preconditionFailure("Attempting to modify object outside of a write transaction - call beginWrite on a Realm instance first.")
         }
+        write.willChange(RowKey(table: bound.table, key: key))
         let pending: PendingRow
         if let existing = currentPending() {
             pending = existing
@@ -163,6 +167,7 @@ public final class ObjectState {
     }
 
     /// Traps for a stored value the property's type cannot hold.
+    @usableFromInline
     func badValue(_ field: FieldValue, index: Int, type: Any.Type) -> Never {
         let property = bound.schema.properties[index]
         if property.kind == .column {

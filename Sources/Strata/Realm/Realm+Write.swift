@@ -32,6 +32,45 @@ final class WriteState {
     }
     var changeCounter: UInt64 = 0
 
+    /// The update policy of the `add` in progress, for the unmanaged objects it links to.
+    var addPolicy: UpdatePolicy?
+
+    // An add or create that fails must leave nothing behind, even if the caller catches the
+    // error and commits: while one runs, the first change to each row saves its old state.
+    private var undo: [(key: RowKey, row: PendingRow?, fields: [FieldValue]?, forced: Set<Int>)]?
+    private var undoneKeys: Set<RowKey> = []
+
+    /// Starts recording (returns false when an enclosing add already records).
+    func beginAtomic() -> Bool {
+        guard undo == nil else { return false }
+        undo = []
+        return true
+    }
+
+    /// Saves the state of `key` before its first change in the current add or create.
+    func willChange(_ key: RowKey) {
+        guard undo != nil, undoneKeys.insert(key).inserted else { return }
+        let row = rows[key]
+        undo!.append((key, row, row?.fields, row?.forced ?? []))
+    }
+
+    /// Ends recording; with `failed`, puts every saved row back.
+    func endAtomic(failed: Bool) {
+        if failed, let undo {
+            for entry in undo.reversed() {
+                if let row = entry.row {
+                    row.fields = entry.fields
+                    row.forced = entry.forced
+                    rows[entry.key] = row
+                } else {
+                    rows[entry.key] = nil
+                }
+            }
+        }
+        undo = nil
+        undoneKeys = []
+    }
+
     /// A fresh hidden object id for a type without a primary key.
     func nextHiddenID(_ bound: BoundType) throws -> Int64 {
         let number = bound.schema.tableNumber
@@ -77,7 +116,9 @@ extension Realm {
         } catch {
             throw RealmError.wrap(error)
         }
-        advance()
+        // The base, not store.snapshot(): a `.full` commit just before this one may still
+        // be syncing, and a write must start from it.
+        advance(to: transaction.baseSnapshot)
         writeState = beginWriteState(transaction)
         bumpContentVersion()
     }
@@ -182,13 +223,31 @@ extension Realm {
     ///   ``RealmError/invalidObject(_:)`` for an object of another realm or a deleted one.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
         let write = try requireWrite()
-        _ = try add(object, update: update, write: write)
+        try atomically(write) { _ = try add(object, update: update, write: write) }
     }
 
-    /// Adds each object of `objects`; see ``add(_:update:)``.
+    /// Adds each object of `objects`; see ``add(_:update:)``. If one fails, none is added.
     public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws where S.Element: Object {
         let write = try requireWrite()
-        for object in objects { _ = try add(object, update: update, write: write) }
+        try atomically(write) {
+            for object in objects { _ = try add(object, update: update, write: write) }
+        }
+    }
+
+    /// Runs `body`; if it throws, the pending rows it changed are put back.
+    private func atomically<R>(_ write: WriteState, _ body: () throws -> R) throws -> R {
+        let started = write.beginAtomic()
+        do {
+            let result = try body()
+            if started { write.endAtomic(failed: false) }
+            return result
+        } catch {
+            if started {
+                write.endAtomic(failed: true)
+                bumpContentVersion()
+            }
+            throw error
+        }
     }
 
     /// Adds `object` and returns its key.
@@ -222,6 +281,7 @@ extension Realm {
         }
         // Become managed before converting links, so cycles find this object's key.
         let slots = object._slots
+        write.willChange(rowKey)
         let pending: PendingRow
         if let existing = write.rows[rowKey] {
             pending = existing
@@ -231,6 +291,9 @@ extension Realm {
             write.rows[rowKey] = pending
         }
         object._state = ObjectState(realm: self, bound: bound, key: key, row: nil)
+        let outerPolicy = write.addPolicy
+        write.addPolicy = update
+        defer { write.addPolicy = outerPolicy }
         do {
             var fields = pending.fields!
             for (index, slot) in slots.enumerated() {
@@ -272,7 +335,7 @@ extension Realm {
             return state.key
         }
         guard let write = writeState else { throw RealmError.notInWriteTransaction }
-        return try add(object, update: .error, write: write)
+        return try add(object, update: write.addPolicy ?? .error, write: write)
     }
 
     /// Creates (or with `update`, updates) an object from a value: a dictionary of property
@@ -281,6 +344,10 @@ extension Realm {
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
         let write = try requireWrite()
+        return try atomically(write) { try create(type, value: value, update: update, write: write) }
+    }
+
+    private func create<T: Object>(_ type: T.Type, value: Any, update: UpdatePolicy, write: WriteState) throws -> T {
         let bound = try boundType(for: type)
         let properties = bound.schema.properties
         var values: [String: Any?] = [:]
@@ -330,6 +397,7 @@ extension Realm {
             if let index = bound.primaryKeyIndex, let primaryKey = PrimaryKeyValue(keyBytes: key) {
                 fields[index] = primaryKey.field
             }
+            write.willChange(rowKey)
             if let original = write.rows[rowKey] {
                 original.fields = fields
             } else {

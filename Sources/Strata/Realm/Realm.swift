@@ -85,6 +85,7 @@ public final class Realm {
     /// Traps when called from another thread (property accessors cannot throw).
     func verifyThread() {
         if !confinement.isCurrent { preconditionFailure("Realm accessed from incorrect thread") }
+        if isClosed { preconditionFailure("Realm has been invalidated: its objects and results can no longer be read") }
     }
 
     /// Throws ``RealmError/incorrectThread`` when called from another thread.
@@ -213,9 +214,9 @@ public final class Realm {
 
     /// Moves the snapshot to the newest commit; notifies observers with what changed.
     @discardableResult
-    func advance() -> Bool {
-        let newest = shared.store.snapshot()
-        guard newest.sequence != snapshot.sequence else { return false }
+    func advance(to target: Snapshot? = nil) -> Bool {
+        let newest = target ?? shared.store.snapshot()
+        guard newest.sequence > snapshot.sequence else { return false }
         let old = snapshot
         let changes = shared.log.changes(after: old.sequence, through: newest.sequence)
         snapshot = newest
@@ -226,6 +227,9 @@ public final class Realm {
     }
 
     func bumpContentVersion() { contentVersion &+= 1 }
+
+    /// Changes whenever anything this realm reads may have changed (caches compare it).
+    var readVersion: UInt64 { contentVersion &+ (writeState?.changeCounter ?? 0) << 32 }
 
     func beginWriteState(_ transaction: Transaction) -> WriteState {
         let state = WriteState(id: nextWriteID, transaction: transaction)

@@ -100,6 +100,7 @@ final class SharedStore: @unchecked Sendable {
                 return (shared, bound)
             } catch {
                 try? store.close()
+                if let temporary { try? FileManager.default.removeItem(at: temporary) }
                 throw error
             }
         }

@@ -21,6 +21,7 @@ public enum FieldValue: Sendable, Hashable {
     case list([FieldValue])
 
     /// The column value a ``ColumnDecodable`` type reads.
+    @usableFromInline
     var columnValue: Value {
         switch self {
         case .null: return .null
@@ -39,6 +40,7 @@ public enum FieldValue: Sendable, Hashable {
     }
 
     /// The field a ``ColumnEncodable`` value is stored as.
+    @usableFromInline
     init(columnValue value: Value) {
         switch value.storage {
         case .integer(let i): self = .int(i)
