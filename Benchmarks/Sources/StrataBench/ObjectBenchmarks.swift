@@ -61,7 +61,7 @@ struct ObjectBenchmarks {
     func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
     /// Strata alone, one phase repeated, for `perf record`.
-    func profile(phase: String) throws {
+    func profile(phase: String, rounds: Int = 5) throws {
         let realmDir = URL(fileURLWithPath: workDirectory + "/objects-profile")
         try? FileManager.default.removeItem(at: realmDir)
         var config = Realm.Configuration(directory: realmDir)
@@ -69,15 +69,20 @@ struct ObjectBenchmarks {
         config.storeOptions.durability = .none
         let realm = try Realm(configuration: config)
         let versions = (0 ..< 2).map { v in (0 ..< objects).map { post($0, version: v) } }
-        let load = try time { try realm.write { try realm.add(versions[0].map(object)) } }
+        let load = phase == "init" || phase == "set" ? 0 : try time { try realm.write { try realm.add(versions[0].map(object)) } }
         log(String(format: "load %.3f s", load))
         var checksum = 0
-        for round in 0 ..< 5 {
+        for round in 0 ..< rounds {
             let elapsed: Double
             switch phase {
             case "upsert":
                 let posts = versions[(round + 1) % 2].map(object)
                 elapsed = try time { try realm.write { try realm.add(posts, update: .modified) } }
+            case "init":
+                elapsed = time { for _ in 0 ..< objects { checksum &+= BenchPost().likes } }
+            case "set":
+                let posts = (0 ..< objects).map { _ in BenchPost() }
+                elapsed = time { for (i, post) in posts.enumerated() { post.likes = i; post.score = 1; post.author = "a" } }
             case "make":
                 elapsed = time { checksum &+= versions[round % 2].map(object).count }
             case "read":
@@ -100,6 +105,7 @@ struct ObjectBenchmarks {
             default:
                 throw ValidationError("phases: upsert, make, read, scan, sort")
             }
+            if round < rounds - 1 { continue }
             log(String(format: "%@ round %d: %.3f s (%.2f µs per object)", phase, round, elapsed, elapsed / Double(objects) * 1e6))
         }
         log("checksum \(checksum)")

@@ -38,7 +38,7 @@ struct StrataBench: ParsableCommand {
         let engine = EngineBenchmarks(records: records, valueSize: valueSize, commits: commits, reads: reads,
                                       workDirectory: work)
         if let phase = profileObjects {
-            try ObjectBenchmarks(objects: objects, reads: reads, workDirectory: work).profile(phase: phase)
+            try ObjectBenchmarks(objects: objects, reads: reads, workDirectory: work).profile(phase: phase, rounds: rounds)
             return
         }
         if strataOnly {

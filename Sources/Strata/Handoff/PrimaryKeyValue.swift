@@ -43,9 +43,11 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
     var keyBytes: [UInt8] {
         switch self {
         case .int(let v):
-            var bytes: [UInt8] = [0x69]
-            withUnsafeBytes(of: (UInt64(bitPattern: v) ^ (1 << 63)).bigEndian) { bytes.append(contentsOf: $0) }
-            return bytes
+            let raw = UInt64(bitPattern: v) ^ (1 << 63)
+            return [0x69, UInt8(truncatingIfNeeded: raw >> 56), UInt8(truncatingIfNeeded: raw >> 48),
+                    UInt8(truncatingIfNeeded: raw >> 40), UInt8(truncatingIfNeeded: raw >> 32),
+                    UInt8(truncatingIfNeeded: raw >> 24), UInt8(truncatingIfNeeded: raw >> 16),
+                    UInt8(truncatingIfNeeded: raw >> 8), UInt8(truncatingIfNeeded: raw)]
         case .string(let s):
             var bytes: [UInt8] = [0x73]
             bytes.append(contentsOf: s.utf8)
@@ -95,9 +97,12 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         }
     }
 
-    /// The key a user passed as `Any` (`Int`, any integer width, `String`, `UUID`, or a `PrimaryKeyValue`).
-    init?(any value: Any) {
-        switch value {
+    /// The key a user passed (`Int`, any integer width, `String`, `UUID`, or a `PrimaryKeyValue`).
+    @inline(__always)
+    init?<T>(any value: T) {
+        if T.self == Int.self { self = .int(Int64(unsafeBitCast(value, to: Int.self))); return }
+        if T.self == String.self { self = .string(unsafeBitCast(value, to: String.self)); return }
+        switch value as Any {
         case let v as PrimaryKeyValue: self = v
         case let v as Int: self = .int(Int64(v))
         case let v as Int64: self = .int(v)

@@ -108,7 +108,13 @@ extension Persisted: PersistedDescriptor {
 /// appends its initial value and `Object.init()` takes the whole array.
 @usableFromInline
 enum ObjectConstruction {
-    final class Buffer { var slots: [_Slot] = [] }
+    final class Buffer {
+        var slots: [_Slot] = []
+        /// Set while a managed object is materialized: its slots are never read, so only
+        /// positions are counted.
+        var countOnly = false
+        var counted = 0
+    }
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
@@ -132,12 +138,28 @@ enum ObjectConstruction {
     @usableFromInline
     static func register(_ slot: _Slot) -> Int {
         let buffer = current
+        if buffer.countOnly {
+            buffer.counted += 1
+            return buffer.counted - 1
+        }
         buffer.slots.append(slot)
         return buffer.slots.count - 1
     }
 
+    /// Initializes an object of `type` for the managed state the caller attaches at once.
+    static func makeManaged(_ type: Object.Type) -> Object {
+        let buffer = current
+        buffer.countOnly = true
+        defer { buffer.countOnly = false }
+        return type.init()
+    }
+
     static func take() -> [_Slot] {
         let buffer = current
+        if buffer.countOnly {
+            buffer.counted = 0
+            return []
+        }
         let slots = buffer.slots
         buffer.slots = []
         buffer.slots.reserveCapacity(slots.count)

@@ -166,21 +166,22 @@ final class CollectionObserver<Element: Object>: RealmObserver {
         var inserts: [([UInt8], Element)] = []
         var stayed: [([UInt8], Element)] = []
         for key in changes.deleted {
-            if let (index, _) = oldIndex(key) { removals.append(index) }
+            if let (index, _) = oldIndex(key.bytes) { removals.append(index) }
         }
         // An object whose sort key changed but still sorts between the same unchanged
         // neighbours stays where it is: a modification, not a move.
         func staysBetweenNeighbours(_ index: Int, _ key: [UInt8], _ now: Element) -> Bool {
             for neighbour in [index - 1, index + 1] where neighbour >= 0 && neighbour < keys.count {
                 let other = keys[neighbour]
-                if changes.modified[other] != nil || changes.deleted.contains(other) { return false }
+                if changes.touches(other) { return false }
                 let otherObject = object(realm, other, pinned: nil)
                 let ordered = neighbour < index ? query.precedes(otherObject, other, now, key) : query.precedes(now, key, otherObject, other)
                 if !ordered { return false }
             }
             return true
         }
-        for key in changes.modified.keys {
+        for objectKey in changes.modified.keys {
+            let key = objectKey.bytes
             let now = current(key)
             if let (index, before) = oldIndex(key) {
                 if let now, !sorted || query.sortsTheSame(before!, now) || staysBetweenNeighbours(index, key, now) {
@@ -194,7 +195,7 @@ final class CollectionObserver<Element: Object>: RealmObserver {
             }
         }
         for key in changes.inserted {
-            if let now = current(key) { inserts.append((key, now)) }
+            if let now = current(key.bytes) { inserts.append((key.bytes, now)) }
         }
         removals.sort()
         for index in removals.reversed() { keys.remove(at: index) }
@@ -237,7 +238,7 @@ final class CollectionObserver<Element: Object>: RealmObserver {
         guard let changes else {
             return (try? old.get(table: query.bound.table, key: key)) != realm.storedRow(table: query.bound.table, key: key)
         }
-        if changes.tables[query.bound.table]?.modified[key] != nil { return true }
+        if changes.tables[query.bound.table]?.modified[ObjectKey(key)] != nil { return true }
         guard let row = realm.storedRow(table: query.bound.table, key: key) else { return false }
         for (index, table) in linkedTables {
             guard let tableChanges = changes.tables[table], !tableChanges.isEmpty,
@@ -248,7 +249,7 @@ final class CollectionObserver<Element: Object>: RealmObserver {
             case .list(let items): targets = items.compactMap { if case .link(let target) = $0 { return target } else { return nil } }
             default: targets = []
             }
-            if targets.contains(where: { tableChanges.modified[$0] != nil || tableChanges.deleted.contains($0) || tableChanges.inserted.contains($0) }) {
+            if targets.contains(where: tableChanges.touches) {
                 return true
             }
         }

@@ -62,7 +62,7 @@ final class ObjectObserver<T: Object>: RealmObserver {
         }
         var properties: Set<Int>
         if let tableChanges = changes?.tables[bound.table] {
-            properties = tableChanges.modified[key] ?? []
+            properties = Set(tableChanges.modified[ObjectKey(key)]?.indices ?? [])
         } else if changes != nil {
             return
         } else {

@@ -4,15 +4,79 @@
 
 import Foundation
 
+/// An object's engine key, hashed as one block of bytes (an `[UInt8]` hashes byte by byte).
+struct ObjectKey: Hashable, Sendable {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+}
+
+/// A set of property positions (at most 256), without allocating.
+struct PropertyMask: Sendable, Hashable {
+    private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+    init() {}
+
+    /// Every position below `count`.
+    init(all count: Int) {
+        for index in 0 ..< count { insert(index) }
+    }
+
+    static func == (a: PropertyMask, b: PropertyMask) -> Bool {
+        a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2 && a.words.3 == b.words.3
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0); hasher.combine(words.1); hasher.combine(words.2); hasher.combine(words.3)
+    }
+
+    var isEmpty: Bool { words.0 | words.1 | words.2 | words.3 == 0 }
+
+    mutating func insert(_ index: Int) {
+        let bit: UInt64 = 1 << UInt64(index & 63)
+        switch index >> 6 {
+        case 0: words.0 |= bit
+        case 1: words.1 |= bit
+        case 2: words.2 |= bit
+        default: words.3 |= bit
+        }
+    }
+
+    func contains(_ index: Int) -> Bool {
+        let bit: UInt64 = 1 << UInt64(index & 63)
+        switch index >> 6 {
+        case 0: return words.0 & bit != 0
+        case 1: return words.1 & bit != 0
+        case 2: return words.2 & bit != 0
+        default: return words.3 & bit != 0
+        }
+    }
+
+    mutating func formUnion(_ other: PropertyMask) {
+        words = (words.0 | other.words.0, words.1 | other.words.1, words.2 | other.words.2, words.3 | other.words.3)
+    }
+
+    /// The positions, ascending.
+    var indices: [Int] { (0 ..< 256).filter(contains) }
+}
+
 /// The changes of one table (object type) in one commit or a run of commits.
 struct TableChanges: Sendable {
-    var inserted: Set<[UInt8]> = []
-    var deleted: Set<[UInt8]> = []
+    var inserted: Set<ObjectKey> = []
+    var deleted: Set<ObjectKey> = []
     /// Modified objects and the positions of the properties that changed.
-    var modified: [[UInt8]: Set<Int>] = [:]
+    var modified: [ObjectKey: PropertyMask] = [:]
 
     var isEmpty: Bool { inserted.isEmpty && deleted.isEmpty && modified.isEmpty }
     var count: Int { inserted.count + deleted.count + modified.count }
+
+    /// Whether the commit inserted, deleted or modified `key`.
+    func touches(_ key: [UInt8]) -> Bool {
+        let key = ObjectKey(key)
+        return modified[key] != nil || deleted.contains(key) || inserted.contains(key)
+    }
 
     /// Appends the changes of a later commit.
     mutating func merge(_ later: TableChanges, propertyCount: Int) {
@@ -24,13 +88,13 @@ struct TableChanges: Sendable {
         }
         for key in later.inserted {
             if deleted.remove(key) != nil {
-                modified[key] = Set(0 ..< propertyCount)
+                modified[key] = PropertyMask(all: propertyCount)
             } else {
                 inserted.insert(key)
             }
         }
         for (key, properties) in later.modified where !inserted.contains(key) {
-            modified[key, default: []].formUnion(properties)
+            modified[key, default: PropertyMask()].formUnion(properties)
         }
     }
 }
@@ -111,6 +175,7 @@ final class ChangeLog: @unchecked Sendable {
             }
         }
         guard from >= oldest else { return nil }
+        if to == from + 1, let entry = entries[to], let changes = entry { return changes }
         var merged = CommitChanges()
         var sequence = from + 1
         while sequence <= to {

@@ -11,12 +11,16 @@ final class PendingRow {
     /// The values before the transaction; nil when the object did not exist.
     let original: [FieldValue]?
     /// Properties to report as modified even if unchanged (`update: .all`).
-    var forced: Set<Int> = []
+    var forced = PropertyMask()
+    /// The add or create that created this row (see `WriteState.willChange`).
+    var atomicMark: UInt64
 
-    init(fields: [FieldValue]?, original: [FieldValue]?) {
+    init(fields: [FieldValue]?, original: [FieldValue]?, atomicMark: UInt64 = 0) {
         self.fields = fields
         self.original = original
+        self.atomicMark = atomicMark
     }
+
 }
 
 /// The managed state of an object. Public only so `@Persisted` can reach it.
@@ -129,7 +133,7 @@ public final class ObjectState {
             pending = existing
         } else {
             guard let fields = allFields() else { invalidatedAccess() }
-            pending = PendingRow(fields: fields, original: fields)
+            pending = PendingRow(fields: fields, original: fields, atomicMark: write.atomicID)
             write.rows[RowKey(table: bound.table, key: key)] = pending
             self.pending = pending
             pendingWrite = write.id
@@ -181,4 +185,9 @@ public final class ObjectState {
 struct RowKey: Hashable {
     let table: UInt32
     let key: [UInt8]
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(table)
+        key.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }

@@ -37,21 +37,31 @@ final class WriteState {
 
     // An add or create that fails must leave nothing behind, even if the caller catches the
     // error and commits: while one runs, the first change to each row saves its old state.
-    private var undo: [(key: RowKey, row: PendingRow?, fields: [FieldValue]?, forced: Set<Int>)]?
-    private var undoneKeys: Set<RowKey> = []
+    // Rows saved (or created) by the current one carry its mark, so each is saved once.
+    private var undo: [(key: RowKey, row: PendingRow?, fields: [FieldValue]?, forced: PropertyMask)]?
+    private var nextAtomicID: UInt64 = 1
+    /// The mark of the add or create in progress (0: none).
+    private(set) var atomicID: UInt64 = 0
 
     /// Starts recording (returns false when an enclosing add already records).
     func beginAtomic() -> Bool {
         guard undo == nil else { return false }
         undo = []
+        atomicID = nextAtomicID
+        nextAtomicID += 1
         return true
     }
 
-    /// Saves the state of `key` before its first change in the current add or create.
-    func willChange(_ key: RowKey) {
-        guard undo != nil, undoneKeys.insert(key).inserted else { return }
-        let row = rows[key]
-        undo!.append((key, row, row?.fields, row?.forced ?? []))
+    /// Saves the state of `key` before its first change in the current add or create;
+    /// `row` is the pending row already looked up, if the caller has it.
+    func willChange(_ key: RowKey, row known: PendingRow?? = nil) {
+        guard undo != nil else { return }
+        let row = known ?? rows[key]
+        if let row {
+            guard row.atomicMark != atomicID else { return }
+            row.atomicMark = atomicID
+        }
+        undo!.append((key, row, row?.fields, row?.forced ?? PropertyMask()))
     }
 
     /// Ends recording; with `failed`, puts every saved row back.
@@ -68,7 +78,7 @@ final class WriteState {
             }
         }
         undo = nil
-        undoneKeys = []
+        atomicID = 0
     }
 
     /// A fresh hidden object id for a type without a primary key.
@@ -167,19 +177,24 @@ extension Realm {
         for (rowKey, pending) in write.rows {
             guard let bound = boundType(table: rowKey.table) else { continue }
             let key = rowKey.key
-            changes.propertyCounts[bound.table] = bound.schema.properties.count
+            if changes.propertyCounts[bound.table] == nil {
+                changes.propertyCounts[bound.table] = bound.schema.properties.count
+                var table = TableChanges()
+                table.modified.reserveCapacity(write.rows.count)
+                changes.tables[bound.table] = table
+            }
             switch (pending.original, pending.fields) {
             case (nil, nil):
                 continue
             case (nil, let fields?):
                 try transaction.put(table: bound.table, key: key, value: RowFormat.encode(fields))
-                changes.tables[bound.table, default: TableChanges()].inserted.insert(key)
+                changes.tables[bound.table, default: TableChanges()].inserted.insert(ObjectKey(key))
                 for index in bound.indexedProperties {
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: fields[index])
                 }
             case (let original?, nil):
                 try transaction.delete(table: bound.table, key: key)
-                changes.tables[bound.table, default: TableChanges()].deleted.insert(key)
+                changes.tables[bound.table, default: TableChanges()].deleted.insert(ObjectKey(key))
                 for index in bound.indexedProperties {
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: original[index])
                 }
@@ -190,7 +205,7 @@ extension Realm {
                 }
                 guard !modified.isEmpty else { continue }
                 try transaction.put(table: bound.table, key: key, value: RowFormat.encode(fields))
-                changes.tables[bound.table, default: TableChanges()].modified[key] = modified
+                changes.tables[bound.table, default: TableChanges()].modified[ObjectKey(key)] = modified
                 for index in bound.indexedProperties where index >= original.count || original[index] != fields[index] {
                     if index < original.count {
                         deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: original[index])
@@ -229,6 +244,7 @@ extension Realm {
     /// Adds each object of `objects`; see ``add(_:update:)``. If one fails, none is added.
     public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws where S.Element: Object {
         let write = try requireWrite()
+        write.rows.reserveCapacity(write.rows.count + objects.underestimatedCount)
         try atomically(write) {
             for object in objects { _ = try add(object, update: update, write: write) }
         }
@@ -270,9 +286,10 @@ extension Realm {
             key = PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes
         }
         let rowKey = RowKey(table: bound.table, key: key)
+        let existing = write.rows[rowKey]
         var original: [FieldValue]?
-        if let pending = write.rows[rowKey] {
-            original = pending.fields
+        if let existing {
+            original = existing.fields
         } else if let row = storedRow(table: bound.table, key: key) {
             original = try decodeRow(row, bound: bound)
         }
@@ -281,13 +298,13 @@ extension Realm {
         }
         // Become managed before converting links, so cycles find this object's key.
         let slots = object._slots
-        write.willChange(rowKey)
+        write.willChange(rowKey, row: .some(existing))
         let pending: PendingRow
-        if let existing = write.rows[rowKey] {
+        if let existing {
             pending = existing
             if pending.fields == nil { pending.fields = Self.placeholderFields(bound) }
         } else {
-            pending = PendingRow(fields: original ?? Self.placeholderFields(bound), original: original)
+            pending = PendingRow(fields: original ?? Self.placeholderFields(bound), original: original, atomicMark: write.atomicID)
             write.rows[rowKey] = pending
         }
         object._state = ObjectState(realm: self, bound: bound, key: key, row: nil)
@@ -308,7 +325,7 @@ extension Realm {
             object._state = nil
             throw error
         }
-        if update == .all { pending.forced.formUnion(0 ..< bound.schema.properties.count) }
+        if update == .all { pending.forced.formUnion(PropertyMask(all: bound.schema.properties.count)) }
         write.noteChange(bound: bound, key: key)
         bumpContentVersion()
         return key
@@ -401,7 +418,7 @@ extension Realm {
             if let original = write.rows[rowKey] {
                 original.fields = fields
             } else {
-                write.rows[rowKey] = PendingRow(fields: fields, original: nil)
+                write.rows[rowKey] = PendingRow(fields: fields, original: nil, atomicMark: write.atomicID)
             }
         }
         let object = makeObject(bound: bound, key: key, row: nil)
@@ -412,7 +429,7 @@ extension Realm {
             try state.setDynamicValue(item, index: index)
         }
         if update == .all, let pending = write.rows[rowKey] {
-            pending.forced.formUnion(values.keys.compactMap { bound.schema.index(of: $0) })
+            for index in values.keys.compactMap({ bound.schema.index(of: $0) }) { pending.forced.insert(index) }
         }
         bumpContentVersion()
         return object as! T

@@ -20,7 +20,17 @@ public final class Realm {
     public let configuration: Configuration
     let shared: SharedStore
     let confinement: Confinement
-    private(set) var snapshot: Snapshot
+    /// The snapshot this realm reads, boxed: reading through a class's `let` borrows the
+    /// snapshot instead of copying (and retaining) every reference inside it.
+    private var view: SnapshotBox
+    var snapshot: Snapshot { view.snapshot }
+
+    final class SnapshotBox {
+        let snapshot: Snapshot
+        init(_ snapshot: Snapshot) { self.snapshot = snapshot }
+    }
+    /// The last type looked up by class (most calls ask for the same one again).
+    private var lastBound: (id: ObjectIdentifier, bound: BoundType)?
     /// Changes whenever the snapshot moves or a write ends: cached rows are re-read.
     private(set) var generation: UInt64 = 1
     /// Changes with every snapshot move and every change inside a write: results re-evaluate.
@@ -61,7 +71,7 @@ public final class Realm {
         self.confinement = confinement
         let (shared, bound) = try SharedStore.open(configuration)
         self.shared = shared
-        snapshot = shared.store.snapshot()
+        view = SnapshotBox(shared.store.snapshot())
         for type in bound {
             typesByID[ObjectIdentifier(type.info.type)] = type
             typesByName[type.className] = type
@@ -130,7 +140,12 @@ public final class Realm {
     // MARK: Types
 
     func boundType(for type: Object.Type) throws -> BoundType {
-        if let bound = typesByID[ObjectIdentifier(type)] { return bound }
+        let id = ObjectIdentifier(type)
+        if let last = lastBound, last.id == id { return last.bound }
+        if let bound = typesByID[id] {
+            lastBound = (id, bound)
+            return bound
+        }
         throw RealmError.unknownType(type.className)
     }
 
@@ -147,7 +162,7 @@ public final class Realm {
     /// The stored row of `key` in the realm's snapshot (inside a write: the newest commit).
     func storedRow(table: UInt32, key: [UInt8]) -> [UInt8]? {
         do {
-            return try snapshot.get(table: table, key: key)
+            return try view.snapshot.get(table: table, key: key)
         } catch {
             preconditionFailure("reading \(typesByTable[table]?.className ?? "table \(table)"): \(error)")
         }
@@ -156,17 +171,21 @@ public final class Realm {
     /// Whether `key` exists now (pending writes included).
     func exists(_ bound: BoundType, key: [UInt8]) -> Bool {
         if let pending = writeState?.rows[RowKey(table: bound.table, key: key)] { return pending.fields != nil }
-        return snapshot.contains(table: bound.table, key: key)
+        return view.snapshot.contains(table: bound.table, key: key)
     }
 
     /// The managed object for `key`, or nil if there is none.
     func object(bound: BoundType, key: [UInt8]) -> Object? {
-        guard exists(bound, key: key) else { return nil }
-        return makeObject(bound: bound, key: key, row: nil)
+        if let pending = writeState?.rows[RowKey(table: bound.table, key: key)] {
+            return pending.fields == nil ? nil : makeObject(bound: bound, key: key, row: nil)
+        }
+        // One look-up: the row read now is the one the object shows until the realm moves.
+        guard let row = storedRow(table: bound.table, key: key) else { return nil }
+        return makeObject(bound: bound, key: key, row: row)
     }
 
     func makeObject(bound: BoundType, key: [UInt8], row: [UInt8]?, pinned: Snapshot? = nil) -> Object {
-        let object = bound.info.type.init()
+        let object = ObjectConstruction.makeManaged(bound.info.type)
         object._state = ObjectState(realm: self, bound: bound, key: key, row: row, pinned: pinned)
         return object
     }
@@ -181,7 +200,7 @@ public final class Realm {
     ///
     /// `primaryKey` is an `Int` (or another integer width), `String` or `UUID` matching the
     /// type's primary key. Traps on the wrong thread or for a type not in the schema.
-    public func object<T: Object>(ofType type: T.Type, forPrimaryKey primaryKey: Any) -> T? {
+    public func object<T: Object, KeyType>(ofType type: T.Type, forPrimaryKey primaryKey: KeyType) -> T? {
         verifyThread()
         guard let value = PrimaryKeyValue(any: primaryKey) else { return nil }
         return object(ofType: type, forPrimaryKeyValue: value)
@@ -219,7 +238,7 @@ public final class Realm {
         guard newest.sequence > snapshot.sequence else { return false }
         let old = snapshot
         let changes = shared.log.changes(after: old.sequence, through: newest.sequence)
-        snapshot = newest
+        view = SnapshotBox(newest)
         generation &+= 1
         contentVersion &+= 1
         observers.deliver(realm: self, old: old, changes: changes)

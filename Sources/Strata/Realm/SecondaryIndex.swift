@@ -74,7 +74,14 @@ enum SecondaryIndex {
         /// (value key, bucket) → primary keys added and removed.
         var buckets: [BucketID: (added: Set<[UInt8]>, removed: Set<[UInt8]>)] = [:]
 
-        struct BucketID: Hashable { let valueKey: [UInt8]; let bucket: Int }
+        struct BucketID: Hashable {
+            let valueKey: [UInt8]
+            let bucket: Int
+            func hash(into hasher: inout Hasher) {
+                hasher.combine(bucket)
+                valueKey.withUnsafeBytes { hasher.combine(bytes: $0) }
+            }
+        }
 
         mutating func add(_ primaryKey: [UInt8], value: FieldValue) {
             let id = BucketID(valueKey: IndexValueKey.bytes(for: value), bucket: SecondaryIndex.bucket(of: primaryKey))

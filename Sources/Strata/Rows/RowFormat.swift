@@ -122,9 +122,13 @@ enum RowFormat {
     /// Field `index` of `row`, decoded alone. A field beyond the row's count reads as null
     /// (rows written before a property was appended).
     static func field(_ index: Int, of row: [UInt8]) throws -> FieldValue {
-        let count = try fieldCount(row)
-        guard index < count else { return .null }
-        return try row.withUnsafeBytes { raw in
+        try row.withUnsafeBytes { raw in
+            guard raw.count >= 4, raw[0] == version else {
+                throw DecodingError(reason: raw.count < 4 ? "row of \(raw.count) bytes" : "unknown row format \(raw[0])")
+            }
+            let count = Int(raw[2]) | Int(raw[3]) << 8
+            guard index < count else { return .null }
+            guard 4 + 4 * count <= raw.count else { throw DecodingError(reason: "offset table exceeds the row") }
             let base = 4 + 4 * count
             let start = index == 0 ? 0 : Int(raw.loadUnaligned(fromByteOffset: 4 + 4 * (index - 1), as: UInt32.self).littleEndian)
             let end = Int(raw.loadUnaligned(fromByteOffset: 4 + 4 * index, as: UInt32.self).littleEndian)
