@@ -29,6 +29,13 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         }
     }
 
+    /// Swift compares strings by canonical equivalence ("é" == "e\u{301}"), so keys use one
+    /// form of each string (NFC): equal strings are one key, as in a Swift dictionary.
+    static func canonical(_ string: String) -> String {
+        if string.utf8.allSatisfy({ $0 < 0x80 }) { return string }
+        return string.precomposedStringWithCanonicalMapping
+    }
+
     /// The key as printed in errors and dumps.
     public var description: String {
         switch self {
@@ -50,7 +57,7 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
                     UInt8(truncatingIfNeeded: raw >> 8), UInt8(truncatingIfNeeded: raw)]
         case .string(let s):
             var bytes: [UInt8] = [0x73]
-            bytes.append(contentsOf: s.utf8)
+            bytes.append(contentsOf: Self.canonical(s).utf8)
             return bytes
         case .uuid(let u):
             var bytes: [UInt8] = [0x75]

@@ -150,6 +150,10 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     let sort: [SortDescriptor<Element>]
     /// An equality on the primary key or an indexed property, if any filter has one.
     let indexTerm: PredicateAnalysis.Term?
+    /// All filters as one predicate over stored fields, when they translate.
+    let fieldPredicate: FieldPredicate?
+    /// The sort as stored properties and directions, when it translates.
+    let sortKeys: [(index: Int, reverse: Bool)]?
 
     init(bound: BoundType, filters: [Predicate<Element>], sort: [SortDescriptor<Element>]) {
         self.bound = bound
@@ -157,21 +161,62 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         self.sort = sort
         indexTerm = filters.lazy.flatMap { PredicateAnalysis.equalityTerms($0.expression, type: bound.info) }
             .first { $0.propertyIndex == bound.primaryKeyIndex || bound.indexedProperties.contains($0.propertyIndex) }
+        let compiled = filters.map { QueryCompiler.compile($0.expression, type: bound.info) }
+        if compiled.allSatisfy({ $0 != nil }) {
+            let predicates = compiled.map { $0! }
+            fieldPredicate = FieldPredicate { field in predicates.allSatisfy { $0.evaluate(field) } }
+        } else {
+            fieldPredicate = nil
+        }
+        sortKeys = QueryCompiler.sortKeys(sort, type: bound.info)
     }
 
     func adding(filter: Predicate<Element>) -> ResultsQuery { ResultsQuery(bound: bound, filters: filters + [filter], sort: sort) }
     func replacing(sort: [SortDescriptor<Element>]) -> ResultsQuery { ResultsQuery(bound: bound, filters: filters, sort: sort) }
 
+    /// The stored fields of a managed object (empty if it is gone).
+    private func fields(_ object: Element) -> [FieldValue] {
+        object._state?.allFields() ?? []
+    }
+
+    private static func accessor(_ fields: [FieldValue]) -> (Int) -> FieldValue {
+        { $0 < fields.count ? fields[$0] : .null }
+    }
+
     /// Whether `object` matches every filter (a filter that throws does not match).
     func matches(_ object: Element) -> Bool {
+        if let fieldPredicate {
+            return fieldPredicate.evaluate(Self.accessor(fields(object)))
+        }
         for filter in filters {
             guard (try? filter.evaluate(object)) == true else { return false }
         }
         return true
     }
 
+    /// Orders the sort values of two rows, then their keys.
+    private func precedes(_ a: [FieldValue], _ aKey: [UInt8], _ b: [FieldValue], _ bKey: [UInt8], keys: [(index: Int, reverse: Bool)]) -> Bool {
+        for (position, key) in keys.enumerated() {
+            switch QueryCompiler.order(a[position], b[position]) {
+            case .orderedAscending: return !key.reverse
+            case .orderedDescending: return key.reverse
+            case .orderedSame: continue
+            }
+        }
+        return aKey.lexicographicallyPrecedes(bKey)
+    }
+
+    private func sortValues(_ field: (Int) -> FieldValue, keys: [(index: Int, reverse: Bool)]) -> [FieldValue] {
+        keys.map { field($0.index) }
+    }
+
     /// Whether `a` comes before `b`: the sort descriptors, then the key.
     func precedes(_ a: Element, _ aKey: [UInt8], _ b: Element, _ bKey: [UInt8]) -> Bool {
+        if let sortKeys {
+            if sortKeys.isEmpty { return aKey.lexicographicallyPrecedes(bKey) }
+            return precedes(sortValues(Self.accessor(fields(a)), keys: sortKeys), aKey,
+                            sortValues(Self.accessor(fields(b)), keys: sortKeys), bKey, keys: sortKeys)
+        }
         for descriptor in sort {
             switch descriptor.compare(a, b) {
             case .orderedAscending: return true
@@ -184,25 +229,36 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
 
     /// Whether two versions of one object sort the same against everything else.
     func sortsTheSame(_ old: Element, _ new: Element) -> Bool {
-        sort.allSatisfy { $0.compare(old, new) == .orderedSame }
+        if let sortKeys {
+            let a = sortValues(Self.accessor(fields(old)), keys: sortKeys), b = sortValues(Self.accessor(fields(new)), keys: sortKeys)
+            return zip(a, b).allSatisfy { QueryCompiler.order($0, $1) == .orderedSame }
+        }
+        return sort.allSatisfy { $0.compare(old, new) == .orderedSame }
+    }
+
+    /// The keys of the primary-key or index look-up, or nil when the query scans.
+    private func candidateKeys(in realm: Realm, pending: [RowKey: PendingRow]) -> [[UInt8]]? {
+        guard let term = indexTerm else { return nil }
+        if term.propertyIndex == bound.primaryKeyIndex {
+            return PrimaryKeyValue(field: term.value).map { [$0.keyBytes] } ?? []
+        }
+        var keys = (try? SecondaryIndex.lookup(table: bound.indexTable(term.propertyIndex), value: term.value) { table, key in
+            try realm.snapshot.get(table: table, key: key)
+        }) ?? []
+        let known = Set(keys.map(ObjectKey.init))
+        keys.append(contentsOf: pending.keys.map(\.key).filter { !known.contains(ObjectKey($0)) })
+        return keys
     }
 
     /// The keys of the matching objects in `realm`'s current content, in order.
     func evaluate(in realm: Realm) -> [[UInt8]] {
-        var objects: [(key: [UInt8], object: Element)] = []
         let table = bound.table
         let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == table } } ?? [:]
-        if let term = indexTerm {
-            var keys: [[UInt8]]
-            if term.propertyIndex == bound.primaryKeyIndex {
-                keys = PrimaryKeyValue(field: term.value).map { [$0.keyBytes] } ?? []
-            } else {
-                keys = (try? SecondaryIndex.lookup(table: bound.indexTable(term.propertyIndex), value: term.value) { table, key in
-                    try realm.snapshot.get(table: table, key: key)
-                }) ?? []
-                let known = Set(keys)
-                keys.append(contentsOf: pending.keys.map(\.key).filter { !known.contains($0) })
-            }
+        if (filters.isEmpty || fieldPredicate != nil), let sortKeys {
+            return evaluateOnFields(in: realm, pending: pending, sortKeys: sortKeys)
+        }
+        var objects: [(key: [UInt8], object: Element)] = []
+        if let keys = candidateKeys(in: realm, pending: pending) {
             for key in keys {
                 if let object = realm.object(bound: bound, key: key) as? Element { objects.append((key, object)) }
             }
@@ -226,6 +282,45 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             objects.sort { precedes($0.object, $0.key, $1.object, $1.key) }
         }
         return objects.map(\.key)
+    }
+
+    /// The same, reading stored fields only: no object is built.
+    private func evaluateOnFields(in realm: Realm, pending: [RowKey: PendingRow], sortKeys: [(index: Int, reverse: Bool)]) -> [[UInt8]] {
+        var rows: [(key: [UInt8], values: [FieldValue])] = []
+        func consider(_ key: [UInt8], _ field: (Int) -> FieldValue) {
+            if let fieldPredicate, !fieldPredicate.evaluate(field) { return }
+            rows.append((key, sortKeys.isEmpty ? [] : sortValues(field, keys: sortKeys)))
+        }
+        func consider(_ key: [UInt8], row: [UInt8]) {
+            consider(key) { (try? RowFormat.field($0, of: row)) ?? .null }
+        }
+        if let keys = candidateKeys(in: realm, pending: pending) {
+            for key in keys {
+                if let row = pending[RowKey(table: bound.table, key: key)] {
+                    if let fields = row.fields { consider(key, Self.accessor(fields)) }
+                } else if let stored = realm.storedRow(table: bound.table, key: key) {
+                    consider(key, row: stored)
+                }
+            }
+        } else {
+            do {
+                try realm.snapshot.scan(table: bound.table) { key, row in
+                    if pending[RowKey(table: bound.table, key: key)] != nil { return }
+                    consider(key, row: row)
+                }
+            } catch {
+                preconditionFailure("reading \(bound.className) objects: \(error)")
+            }
+            for (rowKey, row) in pending {
+                if let fields = row.fields { consider(rowKey.key, Self.accessor(fields)) }
+            }
+        }
+        if sortKeys.isEmpty {
+            rows.sort { $0.key.lexicographicallyPrecedes($1.key) }
+        } else {
+            rows.sort { precedes($0.values, $0.key, $1.values, $1.key, keys: sortKeys) }
+        }
+        return rows.map(\.key)
     }
 }
 

@@ -2,7 +2,7 @@
 
 import Strata
 
-enum Kind: Int, PersistableEnum {
+enum Kind: Int, PersistableEnum, Codable, Sendable {
     case free, pro, enterprise
 }
 

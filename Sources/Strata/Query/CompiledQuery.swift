@@ -1,0 +1,136 @@
+// CompiledQuery: predicates and sort descriptors translated to work on stored fields, so a
+// query reads rows without building objects. Only what is certain to mean the same as
+// Foundation's evaluation is translated (comparisons of a stored property with a constant,
+// &&, ||, !; sorts on a stored property without a custom string comparator); anything
+// else falls back to evaluating the predicate or descriptor on objects.
+
+import Foundation
+
+protocol _ComparisonExpression { var operands: (Any, Any) { get }; var comparison: PredicateExpressions.ComparisonOperator { get } }
+protocol _NotEqualExpression { var operands: (Any, Any) { get } }
+protocol _DisjunctionExpression { var operands: (Any, Any) { get } }
+protocol _NegationExpression { var negated: Any { get } }
+
+extension PredicateExpressions.Comparison: _ComparisonExpression {
+    var operands: (Any, Any) { (lhs, rhs) }
+    var comparison: PredicateExpressions.ComparisonOperator { op }
+}
+extension PredicateExpressions.NotEqual: _NotEqualExpression { var operands: (Any, Any) { (lhs, rhs) } }
+extension PredicateExpressions.Disjunction: _DisjunctionExpression { var operands: (Any, Any) { (lhs, rhs) } }
+extension PredicateExpressions.Negation: _NegationExpression { var negated: Any { wrapped } }
+
+/// A predicate over an object's stored fields.
+struct FieldPredicate {
+    /// Whether the object whose property `i` is `field(i)` matches.
+    let evaluate: (_ field: (Int) -> FieldValue) -> Bool
+}
+
+enum QueryCompiler {
+    private enum Operand {
+        case property(Int)
+        case constant(FieldValue)
+    }
+
+    /// `expression` as a field predicate, or nil if it uses anything not translated.
+    static func compile(_ expression: Any, type: ObjectType) -> FieldPredicate? {
+        if let conjunction = expression as? _ConjunctionExpression {
+            guard let a = compile(conjunction.operands.0, type: type), let b = compile(conjunction.operands.1, type: type) else { return nil }
+            return FieldPredicate { a.evaluate($0) && b.evaluate($0) }
+        }
+        if let disjunction = expression as? _DisjunctionExpression {
+            guard let a = compile(disjunction.operands.0, type: type), let b = compile(disjunction.operands.1, type: type) else { return nil }
+            return FieldPredicate { a.evaluate($0) || b.evaluate($0) }
+        }
+        if let negation = expression as? _NegationExpression {
+            guard let a = compile(negation.negated, type: type) else { return nil }
+            return FieldPredicate { !a.evaluate($0) }
+        }
+        if let equal = expression as? _EqualityExpression {
+            guard let (a, b) = operands(equal.operands, type: type) else { return nil }
+            return FieldPredicate { value(a, $0) == value(b, $0) }
+        }
+        if let notEqual = expression as? _NotEqualExpression {
+            guard let (a, b) = operands(notEqual.operands, type: type) else { return nil }
+            return FieldPredicate { value(a, $0) != value(b, $0) }
+        }
+        if let comparison = expression as? _ComparisonExpression {
+            guard let (a, b) = operands(comparison.operands, type: type) else { return nil }
+            let op = comparison.comparison
+            return FieldPredicate { compare(value(a, $0), value(b, $0), op) }
+        }
+        return nil
+    }
+
+    private static func value(_ operand: Operand, _ field: (Int) -> FieldValue) -> FieldValue {
+        switch operand {
+        case .property(let index): return field(index)
+        case .constant(let value): return value
+        }
+    }
+
+    private static func operands(_ pair: (Any, Any), type: ObjectType) -> (Operand, Operand)? {
+        guard let a = operand(pair.0, type: type), let b = operand(pair.1, type: type) else { return nil }
+        return (a, b)
+    }
+
+    private static func operand(_ expression: Any, type: ObjectType) -> Operand? {
+        if let keyPath = expression as? _KeyPathOperand, keyPath.rootIsVariable,
+           let index = type.propertyIndex(for: keyPath.anyKeyPath) {
+            let property = type.schema.properties[index]
+            guard !property.isList, property.kind != .object, property.kind != .column else { return nil }
+            return .property(index)
+        }
+        if let constant = expression as? _ValueOperand, let persistable = constant.anyOperand as? any _PersistableValue,
+           Swift.type(of: persistable)._propertyKind != .object, Swift.type(of: persistable)._propertyKind != .column,
+           let field = try? persistable._field(in: nil) {
+            return .constant(field)
+        }
+        return nil
+    }
+
+    /// `a op b` with Swift's operators on the values (false across kinds, as no Swift value compares so).
+    static func compare(_ a: FieldValue, _ b: FieldValue, _ op: PredicateExpressions.ComparisonOperator) -> Bool {
+        func apply<T: Comparable>(_ x: T, _ y: T) -> Bool {
+            switch op {
+            case .lessThan: return x < y
+            case .lessThanOrEqual: return x <= y
+            case .greaterThan: return x > y
+            case .greaterThanOrEqual: return x >= y
+            @unknown default: return false
+            }
+        }
+        switch (a, b) {
+        case let (.int(x), .int(y)): return apply(x, y)
+        case let (.double(x), .double(y)): return apply(x, y)
+        case let (.float(x), .float(y)): return apply(x, y)
+        case let (.string(x), .string(y)): return apply(x, y)
+        case let (.date(x), .date(y)): return apply(x, y)
+        case let (.decimal(x), .decimal(y)): return apply(x, y)
+        default: return false
+        }
+    }
+
+    /// The stored property and direction of each descriptor, or nil if one cannot be sorted on fields.
+    static func sortKeys<T>(_ descriptors: [SortDescriptor<T>], type: ObjectType) -> [(index: Int, reverse: Bool)]? {
+        var keys: [(Int, Bool)] = []
+        for descriptor in descriptors {
+            guard descriptor.stringComparator == nil, let keyPath = descriptor.keyPath,
+                  let index = type.propertyIndex(for: keyPath) else { return nil }
+            let property = type.schema.properties[index]
+            guard !property.isList, [.int, .int8, .int16, .int32, .int64, .double, .float, .string, .date, .decimal].contains(property.kind) else {
+                return nil
+            }
+            keys.append((index, descriptor.order == .reverse))
+        }
+        return keys
+    }
+
+    /// Orders two fields as `SortDescriptor` orders their values: nil first, then `<`.
+    static func order(_ a: FieldValue, _ b: FieldValue) -> ComparisonResult {
+        if a == .null { return b == .null ? .orderedSame : .orderedAscending }
+        if b == .null { return .orderedDescending }
+        if compare(a, b, .lessThan) { return .orderedAscending }
+        if compare(b, a, .lessThan) { return .orderedDescending }
+        return .orderedSame
+    }
+}
