@@ -8,16 +8,17 @@ import Foundation
 final class PendingRow {
     /// The values now; nil when the object was deleted in this transaction.
     var fields: [FieldValue]?
-    /// The values before the transaction; nil when the object did not exist.
-    let original: [FieldValue]?
+    /// The stored row before the transaction (bytes: compared, not decoded, at commit);
+    /// nil when the object did not exist.
+    let originalRow: [UInt8]?
     /// Properties to report as modified even if unchanged (`update: .all`).
     var forced = PropertyMask()
     /// The add or create that created this row (see `WriteState.willChange`).
     var atomicMark: UInt64
 
-    init(fields: [FieldValue]?, original: [FieldValue]?, atomicMark: UInt64 = 0) {
+    init(fields: [FieldValue]?, originalRow: [UInt8]?, atomicMark: UInt64 = 0) {
         self.fields = fields
-        self.original = original
+        self.originalRow = originalRow
         self.atomicMark = atomicMark
     }
 
@@ -132,8 +133,8 @@ public final class ObjectState {
         if let existing = currentPending() {
             pending = existing
         } else {
-            guard let fields = allFields() else { invalidatedAccess() }
-            pending = PendingRow(fields: fields, original: fields, atomicMark: write.atomicID)
+            guard let fields = allFields(), let row = storedRow() else { invalidatedAccess() }
+            pending = PendingRow(fields: fields, originalRow: row, atomicMark: write.atomicID)
             write.rows[RowKey(table: bound.table, key: key)] = pending
             self.pending = pending
             pendingWrite = write.id

@@ -183,7 +183,7 @@ extension Realm {
                 table.modified.reserveCapacity(write.rows.count)
                 changes.tables[bound.table] = table
             }
-            switch (pending.original, pending.fields) {
+            switch (pending.originalRow, pending.fields) {
             case (nil, nil):
                 continue
             case (nil, let fields?):
@@ -192,24 +192,22 @@ extension Realm {
                 for index in bound.indexedProperties {
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: fields[index])
                 }
-            case (let original?, nil):
+            case (let originalRow?, nil):
                 try transaction.delete(table: bound.table, key: key)
                 changes.tables[bound.table, default: TableChanges()].deleted.insert(ObjectKey(key))
                 for index in bound.indexedProperties {
-                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: original[index])
+                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: try RowFormat.field(index, of: originalRow))
                 }
-            case (let original?, let fields?):
-                var modified = pending.forced
-                for index in fields.indices where index >= original.count || original[index] != fields[index] {
-                    modified.insert(index)
-                }
+            case (let originalRow?, let fields?):
+                // Modified properties are those whose stored bytes differ.
+                let row = RowFormat.encode(fields)
+                var modified = try RowFormat.changedFields(from: originalRow, to: row)
+                modified.formUnion(pending.forced)
                 guard !modified.isEmpty else { continue }
-                try transaction.put(table: bound.table, key: key, value: RowFormat.encode(fields))
+                try transaction.put(table: bound.table, key: key, value: row)
                 changes.tables[bound.table, default: TableChanges()].modified[ObjectKey(key)] = modified
-                for index in bound.indexedProperties where index >= original.count || original[index] != fields[index] {
-                    if index < original.count {
-                        deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: original[index])
-                    }
+                for index in bound.indexedProperties where modified.contains(index) {
+                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: try RowFormat.field(index, of: originalRow))
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: fields[index])
                 }
             }
@@ -287,24 +285,21 @@ extension Realm {
         }
         let rowKey = RowKey(table: bound.table, key: key)
         let existing = write.rows[rowKey]
-        var original: [FieldValue]?
-        if let existing {
-            original = existing.fields
-        } else if let row = storedRow(table: bound.table, key: key) {
-            original = try decodeRow(row, bound: bound)
-        }
-        if original != nil, update == .error {
+        let stored = existing == nil ? storedRow(table: bound.table, key: key) : nil
+        if existing?.fields != nil || stored != nil, update == .error {
             throw RealmError.primaryKeyExists(type: bound.className, key: PrimaryKeyValue(keyBytes: key)?.description ?? "?")
         }
         // Become managed before converting links, so cycles find this object's key.
         let slots = object._slots
         write.willChange(rowKey, row: .some(existing))
+        // Every property is about to be overwritten from the object: the previous values are
+        // never decoded (commit compares the stored bytes).
         let pending: PendingRow
         if let existing {
             pending = existing
-            if pending.fields == nil { pending.fields = Self.placeholderFields(bound) }
+            if pending.fields == nil { pending.fields = bound.nullFields }
         } else {
-            pending = PendingRow(fields: original ?? Self.placeholderFields(bound), original: original, atomicMark: write.atomicID)
+            pending = PendingRow(fields: bound.nullFields, originalRow: stored, atomicMark: write.atomicID)
             write.rows[rowKey] = pending
         }
         object._state = ObjectState(realm: self, bound: bound, key: key, row: nil)
@@ -312,7 +307,7 @@ extension Realm {
         write.addPolicy = update
         defer { write.addPolicy = outerPolicy }
         do {
-            var fields = pending.fields!
+            var fields = bound.nullFields
             for (index, slot) in slots.enumerated() {
                 switch slot {
                 case .value(let field): fields[index] = field
@@ -331,15 +326,7 @@ extension Realm {
         return key
     }
 
-    private static func placeholderFields(_ bound: BoundType) -> [FieldValue] {
-        Array(repeating: .null, count: bound.schema.properties.count)
-    }
 
-    func decodeRow(_ row: [UInt8], bound: BoundType) throws -> [FieldValue] {
-        var fields = try RowFormat.fields(of: row)
-        if fields.count < bound.schema.properties.count {
-            fields.append(contentsOf: repeatElement(FieldValue.null, count: bound.schema.properties.count - fields.count))
-        }
         return fields
     }
 
@@ -418,7 +405,7 @@ extension Realm {
             if let original = write.rows[rowKey] {
                 original.fields = fields
             } else {
-                write.rows[rowKey] = PendingRow(fields: fields, original: nil, atomicMark: write.atomicID)
+                write.rows[rowKey] = PendingRow(fields: fields, originalRow: nil, atomicMark: write.atomicID)
             }
         }
         let object = makeObject(bound: bound, key: key, row: nil)
@@ -502,7 +489,7 @@ extension Realm {
             pending.fields = nil
         } else {
             guard let row = storedRow(table: state.bound.table, key: state.key) else { return }
-            write.rows[rowKey] = PendingRow(fields: nil, original: try decodeRow(row, bound: state.bound))
+            write.rows[rowKey] = PendingRow(fields: nil, originalRow: row)
         }
         write.noteChange(bound: state.bound, key: state.key)
         bumpContentVersion()

@@ -30,6 +30,8 @@ final class BoundType: @unchecked Sendable {
     let table: UInt32
     let primaryKeyIndex: Int?
     let indexedProperties: [Int]
+    /// A row of nulls, shared (copy-on-write) as the starting point of new rows.
+    let nullFields: [FieldValue]
 
     init(info: ObjectType, schema: ObjectSchema) {
         self.info = info
@@ -37,6 +39,7 @@ final class BoundType: @unchecked Sendable {
         table = StoreLayout.objectTable(schema.tableNumber)
         primaryKeyIndex = schema.properties.firstIndex(where: \.isPrimaryKey)
         indexedProperties = schema.properties.indices.filter { schema.properties[$0].isIndexed }
+        nullFields = Array(repeating: .null, count: schema.properties.count)
     }
 
     var className: String { schema.className }

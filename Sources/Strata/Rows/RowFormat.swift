@@ -139,6 +139,39 @@ enum RowFormat {
         }
     }
 
+    /// The fields whose stored bytes differ between two rows of one type (a field past the
+    /// end of the shorter row counts as null).
+    static func changedFields(from old: [UInt8], to new: [UInt8]) throws -> PropertyMask {
+        let oldCount = try fieldCount(old), newCount = try fieldCount(new)
+        var changed = PropertyMask()
+        old.withUnsafeBytes { a in
+            new.withUnsafeBytes { b in
+                func range(_ raw: UnsafeRawBufferPointer, _ count: Int, _ index: Int) -> Range<Int>? {
+                    guard index < count else { return nil }
+                    let base = 4 + 4 * count
+                    let start = index == 0 ? 0 : Int(raw.loadUnaligned(fromByteOffset: 4 + 4 * (index - 1), as: UInt32.self).littleEndian)
+                    let end = Int(raw.loadUnaligned(fromByteOffset: 4 + 4 * index, as: UInt32.self).littleEndian)
+                    guard start <= end, base + end <= raw.count else { return nil }
+                    return base + start ..< base + end
+                }
+                for index in 0 ..< max(oldCount, newCount) {
+                    let x = range(a, oldCount, index), y = range(b, newCount, index)
+                    let left = x.map { UnsafeRawBufferPointer(rebasing: a[$0]) }
+                    let right = y.map { UnsafeRawBufferPointer(rebasing: b[$0]) }
+                    let same: Bool
+                    switch (left, right) {
+                    case let (l?, r?): same = l.count == r.count && (l.isEmpty || memcmp(l.baseAddress!, r.baseAddress!, l.count) == 0)
+                    case let (l?, nil): same = l.count == 1 && l[0] == Tag.null.rawValue
+                    case let (nil, r?): same = r.count == 1 && r[0] == Tag.null.rawValue
+                    case (nil, nil): same = true
+                    }
+                    if !same { changed.insert(index) }
+                }
+            }
+        }
+        return changed
+    }
+
     /// Every field of `row`.
     static func fields(of row: [UInt8]) throws -> [FieldValue] {
         let count = try fieldCount(row)
