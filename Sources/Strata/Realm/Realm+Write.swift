@@ -326,10 +326,6 @@ extension Realm {
         return key
     }
 
-
-        return fields
-    }
-
     /// The key a link to `object` stores, adding the object if it is unmanaged.
     func linkKey(for object: Object) throws -> [UInt8] {
         if let state = object._state {
