@@ -35,6 +35,23 @@ public struct Snapshot: Sendable {
         }
     }
 
+    /// The value of `key` in `table` without copying it (see ``StoredValue``), or nil.
+    public func storedValue(table: UInt32, key: some ContiguousBytes) throws -> StoredValue? {
+        try key.withUnsafeBytes { raw in
+            let indexKey = IndexKey(raw)
+            guard let location = directory.lookup(table: table, key: indexKey) else { return nil }
+            return try directory.readStoredValue(table: table, key: indexKey, at: location)
+        }
+    }
+
+    /// Calls `body` with every live key and value of `table`, values uncopied.
+    public func scanStored(table: UInt32, _ body: (_ key: [UInt8], _ value: StoredValue) throws -> Void) throws {
+        guard let index = directory.tables[table] else { return }
+        try index.forEach { key, location in
+            try body(key.bytes, try directory.readStoredValue(table: table, key: key, at: location))
+        }
+    }
+
     /// Whether `table` holds `key` (no value is read).
     public func contains(table: UInt32, key: some ContiguousBytes) -> Bool {
         key.withUnsafeBytes { directory.lookup(table: table, key: IndexKey($0)) != nil }

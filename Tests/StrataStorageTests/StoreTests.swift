@@ -45,6 +45,40 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try reopened.get(table: 0, key: bytes("big")), big)
     }
 
+    func testStoredValuesReadWithoutCopyingOutliveTheirSnapshotAndCompaction() throws {
+        let dir = TemporaryDirectory()
+        var options = StoreOptions()
+        options.segmentSize = 4096
+        options.autoCompaction = .disabled
+        let store = try Store(directory: dir.url, options: options)
+        let big = value(3, length: 20_000, compressible: true)
+        let small = value(4, length: 100, compressible: false)
+        try store.write { txn in
+            try txn.put(table: 1, key: bytes("big"), value: big)
+            try txn.put(table: 1, key: bytes("small"), value: small)
+        }
+        var stored: [StoredValue] = []
+        do {
+            let snapshot = store.snapshot()
+            stored.append(try XCTUnwrap(try snapshot.storedValue(table: 1, key: bytes("big"))))
+            stored.append(try XCTUnwrap(try snapshot.storedValue(table: 1, key: bytes("small"))))
+            XCTAssertNil(try snapshot.storedValue(table: 1, key: bytes("none")))
+            var scanned: [[UInt8]: [UInt8]] = [:]
+            try snapshot.scanStored(table: 1) { key, value in scanned[key] = value.bytes }
+            XCTAssertEqual(scanned, [bytes("big"): big, bytes("small"): small])
+        }
+        // Overwrite, compact away the old segments, close: the values read stay valid.
+        for round in 0 ..< 20 {
+            try store.write { try $0.put(table: 1, key: bytes("small"), value: value(UInt64(round), length: 500, compressible: false)) }
+        }
+        _ = try store.compact()
+        try store.close()
+        XCTAssertEqual(stored[0].bytes, big)
+        XCTAssertEqual(stored[1].bytes, small)
+        XCTAssertEqual(stored[1].count, 100)
+        XCTAssertEqual(stored[1], StoredValue(bytes: small))
+    }
+
     func testThrowingWriteRollsBackEverything() throws {
         let dir = TemporaryDirectory()
         let store = try Store(directory: dir.url)

@@ -236,7 +236,7 @@ final class CollectionObserver<Element: Object>: RealmObserver {
     /// Whether the object or an object it links to changed.
     private func changed(_ key: [UInt8], realm: Realm, old: Snapshot, changes: CommitChanges?) -> Bool {
         guard let changes else {
-            return (try? old.get(table: query.bound.table, key: key)) != realm.storedRow(table: query.bound.table, key: key)
+            return (try? old.storedValue(table: query.bound.table, key: key)) != realm.storedRow(table: query.bound.table, key: key)
         }
         if changes.tables[query.bound.table]?.modified[ObjectKey(key)] != nil { return true }
         guard let row = realm.storedRow(table: query.bound.table, key: key) else { return false }

@@ -52,7 +52,7 @@ final class ObjectObserver<T: Object>: RealmObserver {
     }
 
     func realmDidAdvance(_ realm: Realm, old: Snapshot, changes: CommitChanges?, silent: Bool) {
-        let before = try? old.get(table: bound.table, key: key)
+        let before = try? old.storedValue(table: bound.table, key: key)
         let after = realm.storedRow(table: bound.table, key: key)
         guard let before else { return }
         guard let after else {

@@ -264,7 +264,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             }
         } else {
             do {
-                try realm.snapshot.scan(table: table) { key, row in
+                try realm.snapshot.scanStored(table: table) { key, row in
                     if pending[RowKey(table: table, key: key)] != nil { return }
                     objects.append((key, realm.makeObject(bound: bound, key: key, row: row) as! Element))
                 }
@@ -291,7 +291,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             if let fieldPredicate, !fieldPredicate.evaluate(field) { return }
             rows.append((key, sortKeys.isEmpty ? [] : sortValues(field, keys: sortKeys)))
         }
-        func consider(_ key: [UInt8], row: [UInt8]) {
+        func consider(_ key: [UInt8], row: StoredValue) {
             consider(key) { (try? RowFormat.field($0, of: row)) ?? .null }
         }
         if let keys = candidateKeys(in: realm, pending: pending) {
@@ -304,7 +304,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             }
         } else {
             do {
-                try realm.snapshot.scan(table: bound.table) { key, row in
+                try realm.snapshot.scanStored(table: bound.table) { key, row in
                     if pending[RowKey(table: bound.table, key: key)] != nil { return }
                     consider(key, row: row)
                 }

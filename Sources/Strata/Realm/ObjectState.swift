@@ -10,13 +10,13 @@ final class PendingRow {
     var fields: [FieldValue]?
     /// The stored row before the transaction (bytes: compared, not decoded, at commit);
     /// nil when the object did not exist.
-    let originalRow: [UInt8]?
+    let originalRow: StoredValue?
     /// Properties to report as modified even if unchanged (`update: .all`).
     var forced = PropertyMask()
     /// The add or create that created this row (see `WriteState.willChange`).
     var atomicMark: UInt64
 
-    init(fields: [FieldValue]?, originalRow: [UInt8]?, atomicMark: UInt64 = 0) {
+    init(fields: [FieldValue]?, originalRow: StoredValue?, atomicMark: UInt64 = 0) {
         self.fields = fields
         self.originalRow = originalRow
         self.atomicMark = atomicMark
@@ -31,12 +31,12 @@ public final class ObjectState {
     let key: [UInt8]
     /// Reads this fixed snapshot instead of the realm's (old values for notifications).
     let pinned: Snapshot?
-    private var row: [UInt8]?
+    private var row: StoredValue?
     private var rowGeneration: UInt64 = .max
     private weak var pending: PendingRow?
     private var pendingWrite: UInt64 = 0
 
-    init(realm: Realm, bound: BoundType, key: [UInt8], row: [UInt8]?, pinned: Snapshot? = nil) {
+    init(realm: Realm, bound: BoundType, key: [UInt8], row: StoredValue?, pinned: Snapshot? = nil) {
         self.realm = realm
         self.bound = bound
         self.key = key
@@ -64,10 +64,10 @@ public final class ObjectState {
     }
 
     /// The stored row as of the realm's snapshot (or the pinned one); nil if the object is gone.
-    private func storedRow() -> [UInt8]? {
+    private func storedRow() -> StoredValue? {
         if let pinned {
             if rowGeneration == 0 { return row }
-            row = try? pinned.get(table: bound.table, key: key)
+            row = try? pinned.storedValue(table: bound.table, key: key)
             rowGeneration = 0
             return row
         }

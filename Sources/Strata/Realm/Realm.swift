@@ -160,9 +160,9 @@ public final class Realm {
     // MARK: Reading rows and objects
 
     /// The stored row of `key` in the realm's snapshot (inside a write: the newest commit).
-    func storedRow(table: UInt32, key: [UInt8]) -> [UInt8]? {
+    func storedRow(table: UInt32, key: [UInt8]) -> StoredValue? {
         do {
-            return try view.snapshot.get(table: table, key: key)
+            return try view.snapshot.storedValue(table: table, key: key)
         } catch {
             preconditionFailure("reading \(typesByTable[table]?.className ?? "table \(table)"): \(error)")
         }
@@ -184,7 +184,7 @@ public final class Realm {
         return makeObject(bound: bound, key: key, row: row)
     }
 
-    func makeObject(bound: BoundType, key: [UInt8], row: [UInt8]?, pinned: Snapshot? = nil) -> Object {
+    func makeObject(bound: BoundType, key: [UInt8], row: StoredValue?, pinned: Snapshot? = nil) -> Object {
         let object = ObjectConstruction.makeManaged(bound.info.type)
         object._state = ObjectState(realm: self, bound: bound, key: key, row: row, pinned: pinned)
         return object

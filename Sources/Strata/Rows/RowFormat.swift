@@ -110,18 +110,20 @@ enum RowFormat {
     // MARK: Decoding
 
     /// The number of fields in `row`.
-    static func fieldCount(_ row: [UInt8]) throws -> Int {
-        guard row.count >= 4, row[0] == version else {
-            throw DecodingError(reason: row.count < 4 ? "row of \(row.count) bytes" : "unknown row format \(row[0])")
+    static func fieldCount(_ row: some ContiguousBytes) throws -> Int {
+        try row.withUnsafeBytes { raw in
+            guard raw.count >= 4, raw[0] == version else {
+                throw DecodingError(reason: raw.count < 4 ? "row of \(raw.count) bytes" : "unknown row format \(raw[0])")
+            }
+            let count = Int(raw[2]) | Int(raw[3]) << 8
+            guard 4 + 4 * count <= raw.count else { throw DecodingError(reason: "offset table exceeds the row") }
+            return count
         }
-        let count = Int(row[2]) | Int(row[3]) << 8
-        guard 4 + 4 * count <= row.count else { throw DecodingError(reason: "offset table exceeds the row") }
-        return count
     }
 
     /// Field `index` of `row`, decoded alone. A field beyond the row's count reads as null
     /// (rows written before a property was appended).
-    static func field(_ index: Int, of row: [UInt8]) throws -> FieldValue {
+    static func field(_ index: Int, of row: some ContiguousBytes) throws -> FieldValue {
         try row.withUnsafeBytes { raw in
             guard raw.count >= 4, raw[0] == version else {
                 throw DecodingError(reason: raw.count < 4 ? "row of \(raw.count) bytes" : "unknown row format \(raw[0])")
@@ -141,7 +143,7 @@ enum RowFormat {
 
     /// The fields whose stored bytes differ between two rows of one type (a field past the
     /// end of the shorter row counts as null).
-    static func changedFields(from old: [UInt8], to new: [UInt8]) throws -> PropertyMask {
+    static func changedFields(from old: some ContiguousBytes, to new: some ContiguousBytes) throws -> PropertyMask {
         let oldCount = try fieldCount(old), newCount = try fieldCount(new)
         var changed = PropertyMask()
         old.withUnsafeBytes { a in
@@ -173,7 +175,7 @@ enum RowFormat {
     }
 
     /// Every field of `row`.
-    static func fields(of row: [UInt8]) throws -> [FieldValue] {
+    static func fields(of row: some ContiguousBytes) throws -> [FieldValue] {
         let count = try fieldCount(row)
         return try row.withUnsafeBytes { raw in
             let base = 4 + 4 * count

@@ -80,6 +80,26 @@ struct KeyDirectory: Sendable {
         return value
     }
 
+    /// The value of the record at `location`, as stored: a view into the mapping when it is
+    /// not compressed (no copy).
+    func readStoredValue(table: UInt32, key: IndexKey, at location: Location) throws -> StoredValue {
+        let record = try readRecord(at: location)
+        guard record.kind == .put, record.table == table, key.matches(record.key) else {
+            throw StoreError.corrupted(segment: segmentName(location.segment), offset: Int(location.offset),
+                                       reason: "index points at a record of another key")
+        }
+        if record.compressed {
+            guard let value = record.value() else {
+                throw StoreError.corrupted(segment: segmentName(location.segment), offset: Int(location.offset),
+                                           reason: "compressed value does not decompress")
+            }
+            return StoredValue(bytes: value)
+        }
+        let view = segment(location.segment)!
+        let offset = Int(location.offset) + RecordFormat.headerSize + record.key.count
+        return StoredValue(region: view.region, offset: offset, count: record.storedValue.count)
+    }
+
     func readRecord(at location: Location) throws -> RecordView {
         func damaged(_ reason: String) -> StoreError {
             .corrupted(segment: segmentName(location.segment), offset: Int(location.offset), reason: reason)
