@@ -92,6 +92,59 @@ final class WriteSemanticsTests: RealmTestCase {
         XCTAssertEqual(calls, 1)
     }
 
+    func testSecondaryIndexGrowsIntoBucketsAndShrinksBack() throws {
+        var realm = try openRealm()
+        var model: [Int64: Int] = [:]    // hidden id → level
+        var generator = SeededGenerator(seed: 3)
+        func check(_ step: String) {
+            for level in 0 ..< 3 {
+                let indexed = realm.objects(LogEntry.self).filter(#Predicate { $0.level == level })
+                XCTAssertEqual(indexed.count, model.values.filter { $0 == level }.count, "level \(level) after \(step)")
+                XCTAssertTrue(indexed.allSatisfy { $0.level == level })
+            }
+        }
+        // 700 objects of level 1 (split), 5 of level 2 (one list), in several writes.
+        for batch in 0 ..< 7 {
+            try realm.write {
+                for i in 0 ..< 100 {
+                    let entry = LogEntry()
+                    entry.message = "\(batch)-\(i)"
+                    entry.level = 1
+                    try realm.add(entry)
+                    if case .int(let id) = entry.primaryKeyValue { model[id] = 1 }
+                }
+            }
+        }
+        try realm.write {
+            for i in 0 ..< 5 { try realm.create(LogEntry.self, value: ["message": "two \(i)", "level": 2]) }
+        }
+        model = Dictionary(uniqueKeysWithValues: realm.objects(LogEntry.self).map { entry -> (Int64, Int) in
+            guard case .int(let id) = entry.primaryKeyValue else { return (0, 0) }
+            return (id, entry.level)
+        })
+        check("growing")
+        // Move most of them to level 0, delete others: level 1 shrinks to nothing.
+        while model.values.contains(1) {
+            try realm.write {
+                for entry in Array(realm.objects(LogEntry.self).filter(#Predicate { $0.level == 1 })).prefix(Int.random(in: 50 ... 150, using: &generator)) {
+                    guard case .int(let id) = entry.primaryKeyValue else { continue }
+                    if Bool.random(using: &generator) {
+                        entry.level = 0
+                        model[id] = 0
+                    } else {
+                        try realm.delete(entry)
+                        model[id] = nil
+                    }
+                }
+            }
+            check("shrinking")
+        }
+        realm.invalidate()
+        realm = try openRealm()
+        check("reopening")
+        XCTAssertEqual(realm.objects(LogEntry.self).filter(#Predicate { $0.level == 1 }).count, 0)
+    }
+
     func testReferencesResolveOnlyInTheirOwnStore() throws {
         let realm = try openRealm()
         try realm.write { try realm.add(makeUser("1")) }

@@ -78,6 +78,15 @@ struct ObjectBenchmarks {
             case "upsert":
                 let posts = versions[(round + 1) % 2].map(object)
                 elapsed = try time { try realm.write { try realm.add(posts, update: .modified) } }
+            case "insert":
+                let posts = versions[round % 2].map(object)
+                let fresh = URL(fileURLWithPath: workDirectory + "/objects-profile-insert-\(round)")
+                var freshConfig = config
+                freshConfig.directory = fresh
+                let other = try Realm(configuration: freshConfig)
+                elapsed = try time { try other.write { try other.add(posts) } }
+                other.invalidate()
+                try? FileManager.default.removeItem(at: fresh)
             case "init":
                 elapsed = time { for _ in 0 ..< objects { checksum &+= BenchPost().likes } }
             case "set":

@@ -181,6 +181,7 @@ extension Realm {
                 changes.propertyCounts[bound.table] = bound.schema.properties.count
                 var table = TableChanges()
                 table.modified.reserveCapacity(write.rows.count)
+                table.inserted.reserveCapacity(write.rows.count)
                 changes.tables[bound.table] = table
             }
             switch (pending.originalRow, pending.fields) {
