@@ -13,12 +13,13 @@ import Foundation
 /// It keeps the segment mapping it points into alive, so it stays valid after the
 /// snapshot, a compaction, or the store's close.
 public struct StoredValue: ContiguousBytes, Sendable {
+    @usableFromInline
     enum Storage: Sendable {
         case mapped(MappedRegion, offset: Int)
         case owned([UInt8])
     }
 
-    let storage: Storage
+    @usableFromInline let storage: Storage
     /// The number of bytes.
     public let count: Int
 
@@ -33,6 +34,7 @@ public struct StoredValue: ContiguousBytes, Sendable {
     }
 
     /// Calls `body` with the bytes (valid only during the call).
+    @inlinable
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         switch storage {
         case .owned(let bytes):

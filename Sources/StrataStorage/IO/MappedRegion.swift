@@ -10,9 +10,10 @@ import Darwin
 
 /// A read-only mapping of the first `length` bytes of a file. All access is bounds-checked
 /// against `readableLength`, the number of bytes known to be inside the file.
+@usableFromInline
 final class MappedRegion: @unchecked Sendable {
     // Immutable after init; the pointer is only read.
-    let base: UnsafeRawPointer?
+    @usableFromInline let base: UnsafeRawPointer?
     let length: Int
 
     init(base: UnsafeRawPointer?, length: Int) {
