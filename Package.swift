@@ -57,6 +57,11 @@ let package = Package(
             name: "StrataTests",
             dependencies: ["Strata", "strata-realm-crash-helper"]
         ),
+        // API.md's contract as a user writes it: `import Strata` only.
+        .testTarget(
+            name: "APIContractTests",
+            dependencies: ["Strata"]
+        ),
         // The `strata` tool, run as a user runs it: as a process, on real stores.
         .testTarget(
             name: "StrataToolTests",
