@@ -56,6 +56,7 @@ public struct StoredValue: ContiguousBytes, Sendable {
 }
 
 extension StoredValue: Equatable {
+    /// Whether the bytes are equal.
     public static func == (a: StoredValue, b: StoredValue) -> Bool {
         a.count == b.count && a.withUnsafeBytes { x in b.withUnsafeBytes { y in x.elementsEqual(y) } }
     }

@@ -114,6 +114,7 @@ public struct Value: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The value for logs: numbers as they are, text quoted, bytes as a count, or `null`.
     public var description: String {
         switch storage {
         case .integer(let v): return "\(v)"

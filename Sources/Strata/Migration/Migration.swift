@@ -48,6 +48,7 @@ public final class MigrationObject: CustomStringConvertible {
         }
     }
 
+    /// `ClassName { property = value; … }`.
     public var description: String {
         "\(className) { " + schema.properties.map { "\($0.name) = \(values[$0.name].map { "\($0)" } ?? "nil")" }.joined(separator: "; ") + " }"
     }

@@ -83,7 +83,9 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
 
     // MARK: Collection
 
+    /// Always 0.
     public var startIndex: Int { 0 }
+    /// The number of elements.
     public var endIndex: Int { owner == nil ? unmanaged.count : current.count }
 
     /// The element at `position`; setting it needs a write when the list is managed.
@@ -144,6 +146,7 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
     /// Replaces all elements.
     public func replaceAll(with elements: some Sequence<Element>) { store(Array(elements)) }
 
+    /// `List<Element>(a, b, …)`.
     public var description: String { "List<\(Element.self)>(\(current.map { "\($0)" }.joined(separator: ", ")))" }
 
     // MARK: Erased

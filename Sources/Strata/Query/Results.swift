@@ -55,7 +55,9 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     // MARK: Collection
 
+    /// Always 0.
     public var startIndex: Int { 0 }
+    /// The number of matching objects.
     public var endIndex: Int { count }
 
     /// The number of matching objects.
@@ -83,6 +85,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         let keys: [[UInt8]]
         var position = 0
 
+        /// The next object still present, or nil at the end.
         public mutating func next() -> Element? {
             while position < keys.count {
                 let key = keys[position]
@@ -138,6 +141,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         return values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
     }
 
+    /// `Results<Type>(n objects)`.
     public var description: String {
         "Results<\(Element.className)>(\(count) objects)"
     }
@@ -333,6 +337,7 @@ extension Object: Hashable {
         return a.key == b.key && a.bound.table == b.bound.table && a.realm.shared === b.realm.shared
     }
 
+    /// Hashes the stored identity (managed) or the instance (unmanaged).
     public func hash(into hasher: inout Hasher) {
         if let state = _state {
             hasher.combine(state.bound.table)

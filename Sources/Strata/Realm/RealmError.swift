@@ -33,6 +33,7 @@ public enum RealmError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An error from the storage engine.
     case storage(StoreError)
 
+    /// A message naming what went wrong and where.
     public var description: String {
         switch self {
         case .schemaMismatch(let lines):
