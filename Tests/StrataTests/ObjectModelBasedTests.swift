@@ -1,5 +1,6 @@
 // Model-based random test of the object layer: seeded random writes (add/upsert, partial
-// create, property sets, list edits, deletes, cancelled writes), reopens and compactions,
+// create, property sets, list edits, deletes, cancelled writes), reopens, migrations that
+// rewrite every object (a raised schema version whose block bumps every rank) and compactions,
 // checked after every transaction against an in-memory model — including the secondary
 // index, which must answer exactly what a scan answers.
 //
@@ -36,6 +37,16 @@ final class ObjectModelBasedTests: RealmTestCase {
                 realm = try Realm(configuration: config)
             } else if choice < 5 {
                 _ = try realm.store.compact()
+            } else if choice < 7 {
+                realm.invalidate()
+                config.schemaVersion += 1
+                config.migrationBlock = { migration, _ in
+                    migration.enumerateObjects(ofType: "User") { old, new in
+                        new?["rank"] = (old?["rank"] as? Int ?? 0) + 1
+                    }
+                }
+                realm = try Realm(configuration: config)
+                for id in model.keys { model[id]!.rank += 1 }
             } else {
                 var pending = model
                 var pendingCars = cars
