@@ -71,13 +71,15 @@ public struct Persisted<Value: _PersistedProperty> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<EnclosingSelf, Persisted<Value>>
     ) -> Value {
-        get {
+        // Always inlined, so the storage key path is a literal the optimizer resolves to a
+        // field access instead of a runtime key-path projection.
+        @inline(__always) get {
             let index = object[keyPath: storageKeyPath].index
             if let state = object._state { return Value._managedGet(state, index) }
             object._probe?.record(index, wrappedKeyPath)
             return Value._fromPropertySlot(object._slots[index])
         }
-        set {
+        @inline(__always) set {
             let index = object[keyPath: storageKeyPath].index
             if let state = object._state {
                 Value._managedSet(newValue, state, index)
