@@ -224,9 +224,9 @@ enum RowFormat {
             withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[at ..< at + 16])) }
             return .uuid(UUID(uuid: bytes))
         case .string:
-            let bytes = try variable()
-            guard let text = String(validating: bytes, as: UTF8.self) else { throw DecodingError(reason: "string is not UTF-8") }
-            return .string(text)
+            // Rows hold only strings Swift wrote (valid UTF-8) and pass the engine's checksum;
+            // decoding (which repairs rather than fails) is the fast, non-generic path.
+            return .string(String(decoding: try variable(), as: UTF8.self))
         case .data: return .data(Data(try variable()))
         case .decimal:
             let text = String(decoding: try variable(), as: UTF8.self)
