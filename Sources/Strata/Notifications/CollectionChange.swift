@@ -130,12 +130,12 @@ final class CollectionObserver<Element: Object>: RealmObserver {
                       insertions: result.insertions, modifications: result.modifications))
     }
 
-    private func object(_ realm: Realm, _ key: [UInt8], pinned: Snapshot?) -> Element {
+    private func object(_ realm: Realm, _ key: [UInt8], pinned: Realm.SnapshotBox?) -> Element {
         realm.makeObject(bound: query.bound, key: key, row: nil, pinned: pinned) as! Element
     }
 
     /// The first position in `keys` not before `key` (objects read from `view`).
-    private func lowerBound(_ keys: [[UInt8]], _ key: [UInt8], _ target: Element?, realm: Realm, view: Snapshot?) -> Int {
+    private func lowerBound(_ keys: [[UInt8]], _ key: [UInt8], _ target: Element?, realm: Realm, view: Realm.SnapshotBox?) -> Int {
         var low = 0, high = keys.count
         while low < high {
             let mid = (low + high) / 2
@@ -152,6 +152,7 @@ final class CollectionObserver<Element: Object>: RealmObserver {
 
     private func incremental(_ realm: Realm, old: Snapshot, changes: TableChanges) -> ([Int], [Int], [Int]) {
         let sorted = !query.sort.isEmpty
+        let old = Realm.SnapshotBox(old)
         func oldIndex(_ key: [UInt8]) -> (Int, Element?)? {
             let oldObject = sorted ? object(realm, key, pinned: old) : nil
             if sorted, oldObject?.isInvalidated ?? true { return nil }

@@ -71,7 +71,7 @@ final class ObjectObserver<T: Object>: RealmObserver {
         }
         if let watched { properties.formIntersection(watched) }
         guard !properties.isEmpty else { return }
-        let oldObject = realm.makeObject(bound: bound, key: key, row: before, pinned: old)
+        let oldObject = realm.makeObject(bound: bound, key: key, row: before, pinned: Realm.SnapshotBox(old))
         let newObject = realm.makeObject(bound: bound, key: key, row: after)
         let list = properties.sorted().compactMap { index -> PropertyChange? in
             let property = bound.schema.properties[index]

@@ -30,13 +30,14 @@ public final class ObjectState {
     let bound: BoundType
     let key: [UInt8]
     /// Reads this fixed snapshot instead of the realm's (old values for notifications).
-    let pinned: Snapshot?
+    /// (Boxed: a `Snapshot` is several references; the common unpinned case stays small.)
+    let pinned: Realm.SnapshotBox?
     private var row: StoredValue?
     private var rowGeneration: UInt64 = .max
     private weak var pending: PendingRow?
     private var pendingWrite: UInt64 = 0
 
-    init(realm: Realm, bound: BoundType, key: [UInt8], row: StoredValue?, pinned: Snapshot? = nil) {
+    init(realm: Realm, bound: BoundType, key: [UInt8], row: StoredValue?, pinned: Realm.SnapshotBox? = nil) {
         self.realm = realm
         self.bound = bound
         self.key = key
@@ -67,7 +68,7 @@ public final class ObjectState {
     private func storedRow() -> StoredValue? {
         if let pinned {
             if rowGeneration == 0 { return row }
-            row = try? pinned.storedValue(table: bound.table, key: key)
+            row = try? pinned.snapshot.storedValue(table: bound.table, key: key)
             rowGeneration = 0
             return row
         }
@@ -87,7 +88,17 @@ public final class ObjectState {
     /// Property `index` as stored. Traps on the wrong thread or a deleted object (as Realm does).
     @usableFromInline
     func field(_ index: Int) -> FieldValue {
-        if pinned == nil { realm.verifyThread() }
+        if pinned == nil {
+            realm.verifyThread()
+            // The common case: outside a write, the cached row is current.
+            if realm.writeState == nil, rowGeneration == realm.generation, let row {
+                do {
+                    return try RowFormat.field(index, of: row)
+                } catch {
+                    preconditionFailure("\(objectName).\(bound.schema.properties[index].name): \(error)")
+                }
+            }
+        }
         if let pending = currentPending() {
             guard let fields = pending.fields else { invalidatedAccess() }
             return fields[index]

@@ -184,7 +184,7 @@ public final class Realm {
         return makeObject(bound: bound, key: key, row: row)
     }
 
-    func makeObject(bound: BoundType, key: [UInt8], row: StoredValue?, pinned: Snapshot? = nil) -> Object {
+    func makeObject(bound: BoundType, key: [UInt8], row: StoredValue?, pinned: SnapshotBox? = nil) -> Object {
         let object = ObjectConstruction.makeManaged(bound.info.type)
         object._state = ObjectState(realm: self, bound: bound, key: key, row: row, pinned: pinned)
         return object
@@ -211,7 +211,8 @@ public final class Realm {
     public func object<T: Object>(ofType type: T.Type, forPrimaryKeyValue primaryKey: PrimaryKeyValue) -> T? {
         verifyThread()
         let bound = boundTypeOrTrap(type)
-        return object(bound: bound, key: primaryKey.keyBytes) as? T
+        // The bound type was found for T itself, so the object is a T.
+        return object(bound: bound, key: primaryKey.keyBytes).map { unsafeDowncast($0, to: T.self) }
     }
 
     /// Every object of `type`, as live ``Results``.
