@@ -66,6 +66,18 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         }
     }
 
+    /// Calls `body` with the engine key, without allocating for integer keys.
+    func withKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        guard case .int(let v) = self else { return try keyBytes.withUnsafeBytes(body) }
+        let raw = (UInt64(bitPattern: v) ^ (1 << 63)).bigEndian
+        var storage: (UInt64, UInt64) = (0, 0)
+        return try withUnsafeMutableBytes(of: &storage) { out in
+            out[0] = 0x69
+            withUnsafeBytes(of: raw) { for i in 0 ..< 8 { out[1 + i] = $0[i] } }
+            return try body(UnsafeRawBufferPointer(rebasing: out[0 ..< 9]))
+        }
+    }
+
     /// The key whose engine key is `bytes`, or nil if they are not one.
     init?(keyBytes bytes: [UInt8]) {
         guard let kind = bytes.first else { return nil }

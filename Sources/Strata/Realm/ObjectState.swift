@@ -28,7 +28,16 @@ final class PendingRow {
 public final class ObjectState {
     @usableFromInline let realm: Realm
     let bound: BoundType
-    let key: [UInt8]
+    /// The engine key, built on first use when the object was found by primary key value
+    /// (a point read needs no key array).
+    var key: [UInt8] {
+        if let keyBytes { return keyBytes }
+        let bytes = knownPrimaryKey!.keyBytes
+        keyBytes = bytes
+        return bytes
+    }
+    private var keyBytes: [UInt8]?
+    private let knownPrimaryKey: PrimaryKeyValue?
     /// Reads this fixed snapshot instead of the realm's (old values for notifications).
     /// (Boxed: a `Snapshot` is several references; the common unpinned case stays small.)
     let pinned: Realm.SnapshotBox?
@@ -37,10 +46,20 @@ public final class ObjectState {
     private weak var pending: PendingRow?
     private var pendingWrite: UInt64 = 0
 
-    init(realm: Realm, bound: BoundType, key: [UInt8], row: StoredValue?, pinned: Realm.SnapshotBox? = nil) {
+    init(realm: Realm, bound: BoundType, primaryKey: PrimaryKeyValue, row: StoredValue) {
         self.realm = realm
         self.bound = bound
-        self.key = key
+        knownPrimaryKey = primaryKey
+        pinned = nil
+        self.row = row
+        rowGeneration = realm.generation
+    }
+
+    init(realm: Realm, bound: BoundType, key: [UInt8], row: StoredValue?, pinned: Realm.SnapshotBox? = nil) {
+        knownPrimaryKey = nil
+        self.realm = realm
+        self.bound = bound
+        keyBytes = key
         self.pinned = pinned
         if let row {
             self.row = row
@@ -49,7 +68,7 @@ public final class ObjectState {
     }
 
     var primaryKey: PrimaryKeyValue {
-        PrimaryKeyValue(keyBytes: key) ?? .string(String(decoding: key, as: UTF8.self))
+        knownPrimaryKey ?? PrimaryKeyValue(keyBytes: key) ?? .string(String(decoding: key, as: UTF8.self))
     }
 
     private var objectName: String { "\(bound.className)(\(primaryKey))" }

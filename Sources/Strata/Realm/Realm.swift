@@ -212,7 +212,19 @@ public final class Realm {
         verifyThread()
         let bound = boundTypeOrTrap(type)
         // The bound type was found for T itself, so the object is a T.
-        return object(bound: bound, key: primaryKey.keyBytes).map { unsafeDowncast($0, to: T.self) }
+        guard writeState == nil else {
+            return object(bound: bound, key: primaryKey.keyBytes).map { unsafeDowncast($0, to: T.self) }
+        }
+        let row: StoredValue?
+        do {
+            row = try primaryKey.withKeyBytes { try view.snapshot.storedValue(table: bound.table, key: $0) }
+        } catch {
+            preconditionFailure("reading \(bound.className) \(primaryKey): \(error)")
+        }
+        guard let row else { return nil }
+        let object = ObjectConstruction.makeManaged(bound.info.type)
+        object._state = ObjectState(realm: self, bound: bound, primaryKey: primaryKey, row: row)
+        return unsafeDowncast(object, to: T.self)
     }
 
     /// Every object of `type`, as live ``Results``.
