@@ -1,0 +1,567 @@
+// RealmResultsController: a sectioned, sorted, filtered and mapped view of a request that
+// tells its delegate which sections and rows each commit inserted, deleted, updated or
+// moved — from the commit's change set, with binary searches over the ordered keys, so the
+// cost follows the number of changed objects, not the size of the results.
+
+import Foundation
+
+/// What happened to a section or a row.
+public enum RealmResultsChangeType: String, Sendable {
+    case insert = "Insert"
+    case delete = "Delete"
+    case update = "Update"
+    case move = "Move"
+}
+
+/// One section: the section key's value as text, and its objects in order.
+public struct RealmSection<U> {
+    /// The section key path's value, as a `String` (`"nil"` for nil).
+    public let keyPath: String
+    /// The section's objects, in order.
+    public let objects: [U]
+}
+
+/// Receives a results controller's changes, batch by batch, in an order a table view can
+/// apply (see ``RealmResultsController``).
+public protocol RealmResultsControllerDelegate: AnyObject {
+    /// A batch of changes starts.
+    func willChangeResults(controller: AnyObject)
+    /// A row was inserted, deleted, updated or moved.
+    func didChangeObject<U>(object: U, controller: AnyObject, oldIndexPath: IndexPath, newIndexPath: IndexPath, changeType: RealmResultsChangeType)
+    /// A section was inserted or deleted.
+    func didChangeSection<U>(section: RealmSection<U>, controller: AnyObject, index: Int, changeType: RealmResultsChangeType)
+    /// The batch is complete.
+    func didChangeResults(controller: AnyObject)
+}
+
+/// One batch of a results controller's changes, as a `Sendable` value (``RealmResultsController/changes``).
+public struct ResultsControllerChanges: Sendable, Hashable {
+    /// Deleted sections, old indices, descending.
+    public var deletedSections: [Int] = []
+    /// Inserted sections, new indices, ascending.
+    public var insertedSections: [Int] = []
+    /// Deleted rows, old index paths, descending.
+    public var deletions: [IndexPath] = []
+    /// Inserted rows, new index paths, ascending.
+    public var insertions: [IndexPath] = []
+    /// Moved rows (old, new).
+    public var moves: [Move] = []
+    /// Updated rows, new index paths, ascending.
+    public var updates: [IndexPath] = []
+
+    /// A row that moved.
+    public struct Move: Sendable, Hashable {
+        /// Where it was, before the batch.
+        public var from: IndexPath
+        /// Where it is, after the batch.
+        public var to: IndexPath
+    }
+
+    /// Whether the batch changes nothing.
+    public var isEmpty: Bool {
+        deletedSections.isEmpty && insertedSections.isEmpty && deletions.isEmpty && insertions.isEmpty && moves.isEmpty && updates.isEmpty
+    }
+}
+
+/// A sectioned, sorted view of a ``RealmRequest`` with change callbacks, after
+/// NSFetchedResultsController:
+///
+/// ```swift
+/// let rrc = try RealmResultsController<TaskModel, Task>(request: request, sectionKeyPath: \.projectID,
+///                                                       mapper: Task.init, filter: { $0.name.hasPrefix("A") })
+/// rrc.delegate = self
+/// try rrc.performFetch()
+/// ```
+///
+/// Every commit the request's realm sees is seen, whoever made it, including changes to
+/// objects the results link to. Callbacks arrive on the realm's thread (or queue), in this
+/// order: `willChangeResults`; section deletes (old indices, descending); row deletes (old
+/// index paths, descending); section inserts (new indices, ascending); row inserts and
+/// moves (new index paths, ascending); updates (new index paths, ascending);
+/// `didChangeResults`. Applying, per batch, the row deletes and the old sides of moves (old
+/// paths, descending), then section deletes (descending), section inserts (ascending), row
+/// inserts and new sides of moves (new paths, ascending), then updates at their new paths,
+/// turns the previous sections into the new ones. For inserts and deletes `oldIndexPath ==
+/// newIndexPath`. Rows of a deleted section are reported as deletes, those of an inserted
+/// section as inserts.
+///
+/// The section key is put first in the order (ascending, or as the request sorts it). The
+/// controller belongs to the realm's thread; `U` values are made there.
+public final class RealmResultsController<T: Object, U> {
+    /// The request the controller shows.
+    public let request: RealmRequest<T>
+    /// Receives the changes; held weakly.
+    public weak var delegate: (any RealmResultsControllerDelegate)?
+
+    private let realm: Realm
+    private let bound: BoundType
+    private let query: ResultsQuery<T>
+    private let mapper: (T) -> U
+    private var filter: ((T) -> Bool)?
+    private let sectionProperty: Int?
+    /// Stored-property sort keys after the section key, when the request's sort translates.
+    private let sortKeys: [(index: Int, reverse: Bool)]?
+    /// Direction of each ordering value: the section key first, then the sort keys (or the rank).
+    private let directions: [Bool]
+    /// Tables of the types `T` links to: their changes may change what the filter or mapper sees.
+    private let linkedTables: Set<UInt32>
+
+    private struct Entry {
+        var values: [FieldValue]
+        var object: U
+        var section: FieldValue
+    }
+
+    private struct SectionInfo {
+        var value: FieldValue
+        var count: Int
+    }
+
+    private var order: [ObjectKey] = []
+    private var entries: [ObjectKey: Entry] = [:]
+    private var sectionList: [SectionInfo] = []
+    private var fetched = false
+    private var observer: ControllerObserver?
+    private var token: NotificationToken?
+    private var continuations: [UUID: AsyncStream<ResultsControllerChanges>.Continuation] = [:]
+
+    /// A controller that maps each object with `mapper` and keeps only those `filter` accepts.
+    ///
+    /// - Parameter sectionKeyPath: a stored property of `T` whose value names the section, or
+    ///   nil for one section.
+    /// - Throws: ``RealmError/invalidValue(_:)`` when `sectionKeyPath` is not a stored
+    ///   property; ``RealmError/unknownType(_:)``; ``RealmError/incorrectThread``.
+    public init(request: RealmRequest<T>, sectionKeyPath: PartialKeyPath<T>?, mapper: @escaping (T) -> U,
+                filter: ((T) -> Bool)? = nil) throws {
+        self.request = request
+        realm = request.realm
+        try realm.checkThread()
+        bound = try realm.boundType(for: T.self)
+        self.mapper = mapper
+        self.filter = filter
+        query = ResultsQuery(bound: bound, filters: request.predicate.map { [$0] } ?? [], sort: request.sortDescriptors)
+        if let sectionKeyPath {
+            guard let index = bound.info.propertyIndex(for: sectionKeyPath),
+                  !bound.schema.properties[index].isList, bound.schema.properties[index].kind != .object else {
+                throw RealmError.invalidValue("sectionKeyPath must be a stored property of \(bound.className) (not a link, list or computed property)")
+            }
+            sectionProperty = index
+        } else {
+            sectionProperty = nil
+        }
+        let translated = QueryCompiler.sortKeys(request.sortDescriptors, type: bound.info)
+        sortKeys = translated
+        var directions: [Bool] = []
+        if let sectionProperty {
+            directions.append(translated?.first(where: { $0.index == sectionProperty })?.reverse ?? false)
+        }
+        directions.append(contentsOf: translated.map { $0.map(\.reverse) } ?? [false])
+        self.directions = directions
+        linkedTables = Set(bound.schema.properties.compactMap { property in
+            property.kind == .object ? property.objectClassName.flatMap(request.realm.boundType(named:))?.table : nil
+        })
+    }
+
+    /// A controller whose objects are unmanaged copies of the results (`deepCopy()`), free
+    /// to use on any thread.
+    public convenience init(request: RealmRequest<T>, sectionKeyPath: PartialKeyPath<T>?) throws where T == U {
+        try self.init(request: request, sectionKeyPath: sectionKeyPath, mapper: { $0.deepCopy() }, filter: nil)
+    }
+
+    deinit {
+        token?.invalidate()
+        for continuation in continuations.values { continuation.finish() }
+    }
+
+    // MARK: Fetching
+
+    /// Fetches the results and starts following the realm's commits.
+    public func performFetch() throws {
+        try realm.checkThread()
+        (order, entries, sectionList) = build(in: realm)
+        fetched = true
+        if token == nil {
+            let token = NotificationToken()
+            let observer = ControllerObserver(token: token) { [weak self] realm, old, changes in
+                self?.realmDidAdvance(realm, old: old, changes: changes)
+            }
+            realm.observers.add(observer)
+            self.observer = observer
+            self.token = token
+        }
+    }
+
+    /// Replaces the filter and refetches; the delegate receives the difference.
+    public func updateFilter(_ newFilter: @escaping (T) -> Bool) {
+        realm.verifyThread()
+        filter = newFilter
+        guard fetched else { return }
+        deliver(rebuild(old: nil, changes: CommitChanges()))
+    }
+
+    /// The sections and their (mapped) objects.
+    public var sections: [RealmSection<U>] {
+        var result: [RealmSection<U>] = []
+        var start = 0
+        for section in sectionList {
+            let objects = order[start ..< start + section.count].map { entries[$0]!.object }
+            result.append(RealmSection(keyPath: Self.sectionName(section.value), objects: objects))
+            start += section.count
+        }
+        return result
+    }
+
+    /// The number of sections.
+    public var numberOfSections: Int { sectionList.count }
+
+    /// The number of objects in section `index`.
+    public func numberOfObjects(at index: Int) -> Int { sectionList[index].count }
+
+    /// The object at `indexPath` (section, item).
+    public func object(at indexPath: IndexPath) -> U {
+        let start = sectionList[..<indexPath.section].reduce(0) { $0 + $1.count }
+        precondition(indexPath.item < sectionList[indexPath.section].count, "\(indexPath) is out of bounds")
+        return entries[order[start + indexPath.item]]!.object
+    }
+
+    /// Every batch of changes from now on, as `Sendable` values.
+    public var changes: AsyncStream<ResultsControllerChanges> {
+        AsyncStream { continuation in
+            let id = UUID()
+            continuations[id] = continuation
+        }
+    }
+
+    // MARK: Ordering
+
+    private static func sectionName(_ value: FieldValue) -> String {
+        switch value {
+        case .null: return "nil"
+        case .string(let s): return s
+        default: return "\(value.anyValue ?? "nil")"
+        }
+    }
+
+    /// Whether values `a` (of key `aKey`) come before `b`.
+    private func precedes(_ a: [FieldValue], _ aKey: ObjectKey, _ b: [FieldValue], _ bKey: ObjectKey) -> Bool {
+        for (position, reverse) in directions.enumerated() {
+            switch QueryCompiler.order(a[position], b[position]) {
+            case .orderedAscending: return !reverse
+            case .orderedDescending: return reverse
+            case .orderedSame: continue
+            }
+        }
+        return aKey.bytes.lexicographicallyPrecedes(bKey.bytes)
+    }
+
+    private func sectionPrecedes(_ a: FieldValue, _ b: FieldValue) -> Bool {
+        let order = QueryCompiler.order(a, b)
+        return sectionProperty != nil && directions[0] ? order == .orderedDescending : order == .orderedAscending
+    }
+
+    /// The first position in `order` whose entry does not come before (values, key).
+    private func lowerBound(_ values: [FieldValue], _ key: ObjectKey) -> Int {
+        var low = 0, high = order.count
+        while low < high {
+            let mid = (low + high) / 2
+            if precedes(entries[order[mid]]!.values, order[mid], values, key) { low = mid + 1 } else { high = mid }
+        }
+        return low
+    }
+
+    /// The entry for `object` if it belongs in the results, ranked `rank` by the request's order.
+    private func entry(for object: T, rank: Int?) -> Entry? {
+        guard query.matches(object), filter?(object) ?? true, let fields = object._state?.allFields() else { return nil }
+        func field(_ index: Int) -> FieldValue { index < fields.count ? fields[index] : .null }
+        var values: [FieldValue] = []
+        var section = FieldValue.null
+        if let sectionProperty {
+            section = field(sectionProperty)
+            values.append(section)
+        }
+        if let sortKeys {
+            values.append(contentsOf: sortKeys.map { field($0.index) })
+        } else {
+            values.append(.int(Int64(rank ?? 0)))
+        }
+        return Entry(values: values, object: mapper(object), section: section)
+    }
+
+    /// Everything, from scratch.
+    private func build(in realm: Realm) -> ([ObjectKey], [ObjectKey: Entry], [SectionInfo]) {
+        var entries: [ObjectKey: Entry] = [:]
+        var order: [ObjectKey] = []
+        for (rank, key) in query.evaluate(in: realm).enumerated() {
+            guard let object = realm.object(bound: bound, key: key) as? T, let entry = entry(for: object, rank: rank) else { continue }
+            let objectKey = ObjectKey(key)
+            entries[objectKey] = entry
+            order.append(objectKey)
+        }
+        order.sort { precedes(entries[$0]!.values, $0, entries[$1]!.values, $1) }
+        var sections: [SectionInfo] = []
+        for key in order {
+            let value = entries[key]!.section
+            if let last = sections.last, last.value == value {
+                sections[sections.count - 1].count += 1
+            } else {
+                sections.append(SectionInfo(value: value, count: 1))
+            }
+        }
+        return (order, entries, sections)
+    }
+
+    // MARK: Changes
+
+    /// A batch, with the objects the delegate receives.
+    private struct Batch {
+        var changes = ResultsControllerChanges()
+        var deletedSections: [(index: Int, value: FieldValue)] = []
+        var insertedSections: [Int] = []
+        var deleted: [(path: IndexPath, object: U)] = []
+        var inserted: [(old: IndexPath?, new: IndexPath, object: U)] = []
+        var updated: [(old: IndexPath, new: IndexPath, object: U)] = []
+    }
+
+    private func realmDidAdvance(_ realm: Realm, old: Snapshot, changes: CommitChanges?) {
+        guard fetched else { return }
+        let batch: Batch
+        if let changes, sortKeys != nil, linkedTables.allSatisfy({ changes.tables[$0]?.isEmpty ?? true }) {
+            guard let own = changes.tables[bound.table], !own.isEmpty else { return }
+            batch = incremental(own)
+        } else {
+            batch = rebuild(old: old, changes: changes)
+        }
+        deliver(batch)
+    }
+
+    /// The index path of global position `position` in a section layout.
+    private static func path(_ position: Int, in sections: [SectionInfo]) -> IndexPath {
+        var start = 0
+        for (index, section) in sections.enumerated() {
+            if position < start + section.count { return IndexPath(item: position - start, section: index) }
+            start += section.count
+        }
+        return IndexPath(item: 0, section: sections.count)
+    }
+
+    private func sectionIndex(of value: FieldValue) -> (index: Int, found: Bool) {
+        var low = 0, high = sectionList.count
+        while low < high {
+            let mid = (low + high) / 2
+            if sectionPrecedes(sectionList[mid].value, value) { low = mid + 1 } else { high = mid }
+        }
+        return (low, low < sectionList.count && sectionList[low].value == value)
+    }
+
+    /// One commit's changes to `T`, by binary search over the ordered keys.
+    private func incremental(_ changes: TableChanges) -> Batch {
+        var removals: [(position: Int, key: ObjectKey)] = []
+        var additions: [(key: ObjectKey, entry: Entry, moved: Bool)] = []
+        var stayed: [(key: ObjectKey, entry: Entry)] = []
+        func position(of key: ObjectKey, _ entry: Entry) -> Int? {
+            let index = lowerBound(entry.values, key)
+            return index < order.count && order[index] == key ? index : nil
+        }
+        func touched(_ key: ObjectKey) -> Bool {
+            changes.modified[key] != nil || changes.deleted.contains(key) || changes.inserted.contains(key)
+        }
+        let keys = Array(changes.deleted) + Array(changes.modified.keys) + Array(changes.inserted)
+        for key in keys {
+            let before = entries[key]
+            var now: Entry?
+            if !changes.deleted.contains(key), let object = realm.object(bound: bound, key: key.bytes) as? T {
+                now = entry(for: object, rank: nil)
+            }
+            switch (before, now) {
+            case (nil, nil):
+                continue
+            case (nil, let entry?):
+                additions.append((key, entry, false))
+            case (let entry?, nil):
+                if let index = position(of: key, entry) { removals.append((index, key)) }
+            case (let old?, let new?):
+                guard let index = position(of: key, old) else { continue }
+                var inPlace = zip(old.values, new.values).allSatisfy { QueryCompiler.order($0, $1) == .orderedSame }
+                if !inPlace, old.section == new.section {
+                    // A new sort value that still falls between the same neighbours stays put.
+                    // Deleted neighbours are skipped (deletions do not reorder anything); a
+                    // neighbour that itself changed makes it a move, which is always safe.
+                    inPlace = [-1, 1].allSatisfy { step in
+                        var neighbour = index + step
+                        while neighbour >= 0, neighbour < order.count, changes.deleted.contains(order[neighbour]) { neighbour += step }
+                        guard neighbour >= 0, neighbour < order.count else { return true }
+                        let other = order[neighbour]
+                        guard !touched(other), let values = entries[other]?.values else { return false }
+                        return step < 0 ? precedes(values, other, new.values, key) : precedes(new.values, key, values, other)
+                    }
+                }
+                if inPlace {
+                    stayed.append((key, new))
+                } else {
+                    removals.append((index, key))
+                    additions.append((key, new, true))
+                }
+            }
+        }
+        var batch = Batch()
+        let oldSections = sectionList
+        var oldPaths: [ObjectKey: IndexPath] = [:]
+        for (position, key) in removals { oldPaths[key] = Self.path(position, in: oldSections) }
+        for (key, _) in stayed { oldPaths[key] = Self.path(position(of: key, entries[key]!)!, in: oldSections) }
+        // Remove, from the end so positions stay valid.
+        let movedKeys = Set(additions.filter(\.moved).map(\.key))
+        for (position, key) in removals.sorted(by: { $0.position > $1.position }) {
+            let entry = entries[key]!
+            order.remove(at: position)
+            let section = sectionIndex(of: entry.section).index
+            sectionList[section].count -= 1
+            if sectionList[section].count == 0 { sectionList.remove(at: section) }
+            if !movedKeys.contains(key) {
+                batch.deleted.append((oldPaths[key]!, entry.object))
+            }
+            entries[key] = nil
+        }
+        for (key, entry) in stayed { entries[key] = entry }
+        for (key, entry, _) in additions {
+            entries[key] = entry
+            order.insert(key, at: lowerBound(entry.values, key))
+            let (section, found) = sectionIndex(of: entry.section)
+            if found {
+                sectionList[section].count += 1
+            } else {
+                sectionList.insert(SectionInfo(value: entry.section, count: 1), at: section)
+            }
+        }
+        // Sections that went away or appeared.
+        let newValues = sectionList.map(\.value)
+        let oldValues = oldSections.map(\.value)
+        for (index, value) in oldValues.enumerated() where !newValues.contains(value) {
+            batch.deletedSections.append((index, value))
+        }
+        for (index, value) in newValues.enumerated() where !oldValues.contains(value) {
+            batch.insertedSections.append(index)
+        }
+        for (key, entry, moved) in additions {
+            let newPath = Self.path(position(of: key, entry)!, in: sectionList)
+            batch.inserted.append((moved ? oldPaths[key] : nil, newPath, entry.object))
+        }
+        for (key, entry) in stayed {
+            batch.updated.append((oldPaths[key]!, Self.path(position(of: key, entry)!, in: sectionList), entry.object))
+        }
+        return batch
+    }
+
+    /// Everything re-evaluated and compared by key (unknown changes, linked types, new filter).
+    private func rebuild(old: Snapshot?, changes: CommitChanges?) -> Batch {
+        let oldOrder = order, oldEntries = entries, oldSections = sectionList
+        (order, entries, sectionList) = build(in: realm)
+        var batch = Batch()
+        let oldPositions = Dictionary(uniqueKeysWithValues: oldOrder.enumerated().map { ($1, $0) })
+        let newPositions = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
+        for (position, key) in oldOrder.enumerated() where newPositions[key] == nil {
+            batch.deleted.append((Self.path(position, in: oldSections), oldEntries[key]!.object))
+        }
+        let common = order.enumerated().compactMap { position, key in oldPositions[key].map { (position, $0) } }
+        let kept = Set(CollectionObserver<T>.longestIncreasing(common.map(\.1)).map { common[$0].0 })
+        for (position, key) in order.enumerated() {
+            let newPath = Self.path(position, in: sectionList)
+            guard let oldPosition = oldPositions[key] else {
+                batch.inserted.append((nil, newPath, entries[key]!.object))
+                continue
+            }
+            let oldPath = Self.path(oldPosition, in: oldSections)
+            let movedSection = oldEntries[key]!.section != entries[key]!.section
+            if !kept.contains(position) || movedSection {
+                batch.inserted.append((oldPath, newPath, entries[key]!.object))
+            } else if changed(key, old: old, changes: changes) {
+                batch.updated.append((oldPath, newPath, entries[key]!.object))
+            }
+        }
+        let newValues = sectionList.map(\.value), oldValues = oldSections.map(\.value)
+        for (index, value) in oldValues.enumerated() where !newValues.contains(value) {
+            batch.deletedSections.append((index, value))
+        }
+        for (index, value) in newValues.enumerated() where !oldValues.contains(value) {
+            batch.insertedSections.append(index)
+        }
+        return batch
+    }
+
+    /// Whether the object, or an object it links to, changed in the commit(s).
+    private func changed(_ key: ObjectKey, old: Snapshot?, changes: CommitChanges?) -> Bool {
+        guard let changes else {
+            guard let old else { return false }
+            return (try? old.storedValue(table: bound.table, key: key.bytes)) != realm.storedRow(table: bound.table, key: key.bytes)
+        }
+        if changes.tables[bound.table]?.modified[key] != nil { return true }
+        guard !linkedTables.isEmpty, let fields = realm.storedRow(table: bound.table, key: key.bytes).flatMap({ try? RowFormat.fields(of: $0) }) else {
+            return false
+        }
+        for (index, property) in bound.schema.properties.enumerated() where property.kind == .object && index < fields.count {
+            guard let table = property.objectClassName.flatMap(realm.boundType(named:))?.table,
+                  let tableChanges = changes.tables[table], !tableChanges.isEmpty else { continue }
+            switch fields[index] {
+            case .link(let target): if tableChanges.touches(target) { return true }
+            case .list(let items):
+                for case .link(let target) in items where tableChanges.touches(target) { return true }
+            default: break
+            }
+        }
+        return false
+    }
+
+    /// Calls the delegate in the documented order and publishes the batch.
+    private func deliver(_ batch: Batch) {
+        var changes = ResultsControllerChanges()
+        changes.deletedSections = batch.deletedSections.map(\.index).sorted(by: >)
+        changes.insertedSections = batch.insertedSections.sorted()
+        let deleted = batch.deleted.sorted { $0.path > $1.path }
+        changes.deletions = deleted.map(\.path)
+        let inserted = batch.inserted.sorted { $0.new < $1.new }
+        changes.insertions = inserted.filter { $0.old == nil }.map(\.new)
+        changes.moves = inserted.compactMap { item in item.old.map { ResultsControllerChanges.Move(from: $0, to: item.new) } }
+        let updated = batch.updated.sorted { $0.new < $1.new }
+        changes.updates = updated.map(\.new)
+        guard !changes.isEmpty else { return }
+        if let delegate {
+            delegate.willChangeResults(controller: self)
+            for (index, value) in batch.deletedSections.sorted(by: { $0.index > $1.index }) {
+                delegate.didChangeSection(section: RealmSection<U>(keyPath: Self.sectionName(value), objects: []), controller: self,
+                                          index: index, changeType: .delete)
+            }
+            for item in deleted {
+                delegate.didChangeObject(object: item.object, controller: self, oldIndexPath: item.path, newIndexPath: item.path, changeType: .delete)
+            }
+            if !changes.insertedSections.isEmpty {
+                let current = sections
+                for index in changes.insertedSections {
+                    delegate.didChangeSection(section: current[index], controller: self, index: index, changeType: .insert)
+                }
+            }
+            for item in inserted {
+                delegate.didChangeObject(object: item.object, controller: self, oldIndexPath: item.old ?? item.new, newIndexPath: item.new,
+                                         changeType: item.old == nil ? .insert : .move)
+            }
+            for item in updated {
+                delegate.didChangeObject(object: item.object, controller: self, oldIndexPath: item.old, newIndexPath: item.new, changeType: .update)
+            }
+            delegate.didChangeResults(controller: self)
+        }
+        for continuation in continuations.values { continuation.yield(changes) }
+    }
+}
+
+/// Forwards a realm's advances to a results controller.
+final class ControllerObserver: RealmObserver {
+    private(set) weak var token: NotificationToken?
+    private let handler: (Realm, Snapshot, CommitChanges?) -> Void
+
+    init(token: NotificationToken, handler: @escaping (Realm, Snapshot, CommitChanges?) -> Void) {
+        self.token = token
+        self.handler = handler
+    }
+
+    func realmDidAdvance(_ realm: Realm, old: Snapshot, changes: CommitChanges?, silent: Bool) {
+        handler(realm, old, changes)
+    }
+}
