@@ -309,3 +309,32 @@ final class Task_<R: Sendable>: @unchecked Sendable {
         return result!
     }
 }
+
+final class ChunkedOrderTests: XCTestCase {
+    func testMatchesAnArrayThroughRandomInsertsAndRemovals() {
+        var generator = SeededGenerator(seed: 77)
+        var model: [Int] = []
+        var chunked = ChunkedOrder()
+        func key(_ value: Int) -> ObjectKey { ObjectKey(PrimaryKeyValue.int(Int64(value)).keyBytes) }
+        for step in 0 ..< 12000 {
+            if model.isEmpty || Int.random(in: 0 ..< 3, using: &generator) > 0 {
+                let value = Int.random(in: 0 ..< 1_000_000, using: &generator)
+                // Keep both sorted: find the place by lowerBound, as the controller does.
+                let position = chunked.lowerBound { $0.bytes.lexicographicallyPrecedes(key(value).bytes) }
+                XCTAssertEqual(position, model.firstIndex { $0 >= value } ?? model.count, "step \(step)")
+                chunked.insert(key(value), at: position)
+                model.insert(value, at: position)
+            } else {
+                let position = Int.random(in: 0 ..< model.count, using: &generator)
+                chunked.remove(at: position)
+                model.remove(at: position)
+            }
+            XCTAssertEqual(chunked.count, model.count)
+        }
+        XCTAssertGreaterThan(chunked.chunks.count, 4, "the test must split chunks")
+        XCTAssertEqual(chunked.all, model.map(key))
+        XCTAssertEqual(chunked.keys(in: 100 ..< 700), model[100 ..< 700].map(key))
+        XCTAssertEqual(chunked[1234], key(model[1234]))
+        XCTAssertEqual(ChunkedOrder(model.map(key)).all, model.map(key))
+    }
+}

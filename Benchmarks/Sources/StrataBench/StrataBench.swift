@@ -24,7 +24,7 @@ struct StrataBench: ParsableCommand {
     var rounds = 3
     @Flag(help: "Profile Strata alone: bulk load then point reads, no baselines, no table.")
     var strataOnly = false
-    @Option(help: "Which suites to run: all, engine or objects.")
+    @Option(help: "Which suites to run: all, engine, objects or controller.")
     var suite = "all"
     @Option(help: "Profile one object-level phase alone: upsert, make, read, scan or sort.")
     var profileObjects: String?
@@ -50,11 +50,11 @@ struct StrataBench: ParsableCommand {
             try store.close()
             return
         }
-        guard ["all", "engine", "objects"].contains(suite) else {
-            throw ValidationError("--suite takes all, engine or objects, got '\(suite)'")
+        guard ["all", "engine", "objects", "controller"].contains(suite) else {
+            throw ValidationError("--suite takes all, engine, objects or controller, got '\(suite)'")
         }
         print("`make bench` (release build), \(ProcessInfo.processInfo.activeProcessorCount) cores, medians of \(rounds) rounds, files in \(work)\n")
-        if suite != "objects" {
+        if suite == "all" || suite == "engine" {
             let rows = try engine.run(rounds: rounds)
             let compaction = try CompactionBenchmarks(records: records, valueSize: valueSize, workDirectory: work).run()
             print("## Storage engine\n")
@@ -62,9 +62,14 @@ struct StrataBench: ParsableCommand {
             print("\n## Compaction\n")
             print(markdownTable(compaction))
         }
-        if suite != "engine" {
+        if suite == "all" || suite == "objects" {
             let rows = try ObjectBenchmarks(objects: objects, reads: min(reads, 200_000), workDirectory: work).run(rounds: rounds)
             print("\n## Objects (Realm API against GRDB Codable records)\n")
+            print(markdownTable(rows))
+        }
+        if suite == "all" || suite == "controller" {
+            let rows = try ControllerBenchmarks(sizes: [10_000, 100_000, 1_000_000], workDirectory: work).run()
+            print("\n## Results controller\n")
             print(markdownTable(rows))
         }
     }

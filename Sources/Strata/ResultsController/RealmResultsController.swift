@@ -117,7 +117,7 @@ public final class RealmResultsController<T: Object, U> {
         var count: Int
     }
 
-    private var order: [ObjectKey] = []
+    private var order = ChunkedOrder()
     private var entries: [ObjectKey: Entry] = [:]
     private var sectionList: [SectionInfo] = []
     private var fetched = false
@@ -204,7 +204,7 @@ public final class RealmResultsController<T: Object, U> {
         var result: [RealmSection<U>] = []
         var start = 0
         for section in sectionList {
-            let objects = order[start ..< start + section.count].map { entries[$0]!.object }
+            let objects = order.keys(in: start ..< start + section.count).map { entries[$0]!.object }
             result.append(RealmSection(keyPath: Self.sectionName(section.value), objects: objects))
             start += section.count
         }
@@ -261,12 +261,7 @@ public final class RealmResultsController<T: Object, U> {
 
     /// The first position in `order` whose entry does not come before (values, key).
     private func lowerBound(_ values: [FieldValue], _ key: ObjectKey) -> Int {
-        var low = 0, high = order.count
-        while low < high {
-            let mid = (low + high) / 2
-            if precedes(entries[order[mid]]!.values, order[mid], values, key) { low = mid + 1 } else { high = mid }
-        }
-        return low
+        order.lowerBound { precedes(entries[$0]!.values, $0, values, key) }
     }
 
     /// The entry for `object` if it belongs in the results, ranked `rank` by the request's order.
@@ -288,19 +283,20 @@ public final class RealmResultsController<T: Object, U> {
     }
 
     /// Everything, from scratch.
-    private func build(in realm: Realm) -> ([ObjectKey], [ObjectKey: Entry], [SectionInfo]) {
-        var entries: [ObjectKey: Entry] = [:]
-        var order: [ObjectKey] = []
+    private func build(in realm: Realm) -> (ChunkedOrder, [ObjectKey: Entry], [SectionInfo]) {
+        var rows: [(key: ObjectKey, entry: Entry)] = []
         for (rank, key) in query.evaluate(in: realm).enumerated() {
             guard let object = realm.object(bound: bound, key: key) as? T, let entry = entry(for: object, rank: rank) else { continue }
-            let objectKey = ObjectKey(key)
-            entries[objectKey] = entry
-            order.append(objectKey)
+            rows.append((ObjectKey(key), entry))
         }
-        order.sort { precedes(entries[$0]!.values, $0, entries[$1]!.values, $1) }
+        rows.sort { precedes($0.entry.values, $0.key, $1.entry.values, $1.key) }
+        var entries: [ObjectKey: Entry] = [:]
+        entries.reserveCapacity(rows.count)
+        for row in rows { entries[row.key] = row.entry }
+        let order = ChunkedOrder(rows.map(\.key))
         var sections: [SectionInfo] = []
-        for key in order {
-            let value = entries[key]!.section
+        for (_, entry) in rows {
+            let value = entry.section
             if let last = sections.last, last.value == value {
                 sections[sections.count - 1].count += 1
             } else {
@@ -453,17 +449,18 @@ public final class RealmResultsController<T: Object, U> {
 
     /// Everything re-evaluated and compared by key (unknown changes, linked types, new filter).
     private func rebuild(old: Snapshot?, changes: CommitChanges?) -> Batch {
-        let oldOrder = order, oldEntries = entries, oldSections = sectionList
+        let oldOrder = order.all, oldEntries = entries, oldSections = sectionList
         (order, entries, sectionList) = build(in: realm)
         var batch = Batch()
         let oldPositions = Dictionary(uniqueKeysWithValues: oldOrder.enumerated().map { ($1, $0) })
-        let newPositions = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
+        let newOrder = order.all
+        let newPositions = Dictionary(uniqueKeysWithValues: newOrder.enumerated().map { ($1, $0) })
         for (position, key) in oldOrder.enumerated() where newPositions[key] == nil {
             batch.deleted.append((Self.path(position, in: oldSections), oldEntries[key]!.object))
         }
-        let common = order.enumerated().compactMap { position, key in oldPositions[key].map { (position, $0) } }
+        let common = newOrder.enumerated().compactMap { position, key in oldPositions[key].map { (position, $0) } }
         let kept = Set(CollectionObserver<T>.longestIncreasing(common.map(\.1)).map { common[$0].0 })
-        for (position, key) in order.enumerated() {
+        for (position, key) in newOrder.enumerated() {
             let newPath = Self.path(position, in: sectionList)
             guard let oldPosition = oldPositions[key] else {
                 batch.inserted.append((nil, newPath, entries[key]!.object))

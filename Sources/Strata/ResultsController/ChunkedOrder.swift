@@ -1,0 +1,98 @@
+// ChunkedOrder: the ordered keys of a results controller, as a list of short sorted
+// chunks, so inserting or removing one key moves at most a chunk's worth of keys instead
+// of the whole array (a million-object result changes in microseconds).
+
+/// Keys in order, stored in chunks of at most `chunkLimit`.
+struct ChunkedOrder {
+    private(set) var chunks: [[ObjectKey]] = []
+    private(set) var count = 0
+    static let chunkLimit = 512
+
+    init() {}
+
+    init(_ keys: [ObjectKey]) {
+        var start = 0
+        while start < keys.count {
+            let end = min(keys.count, start + Self.chunkLimit / 2)
+            chunks.append(Array(keys[start ..< end]))
+            start = end
+        }
+        count = keys.count
+    }
+
+    /// Every key, in order.
+    var all: [ObjectKey] { chunks.flatMap { $0 } }
+
+    /// The chunk and offset of global position `position` (`position == count` is the end).
+    private func locate(_ position: Int) -> (chunk: Int, offset: Int) {
+        var remaining = position
+        for (index, chunk) in chunks.enumerated() {
+            if remaining < chunk.count { return (index, remaining) }
+            remaining -= chunk.count
+        }
+        return (max(0, chunks.count - 1), chunks.last?.count ?? 0)
+    }
+
+    subscript(position: Int) -> ObjectKey {
+        let (chunk, offset) = locate(position)
+        return chunks[chunk][offset]
+    }
+
+    /// Keys in positions `range`.
+    func keys(in range: Range<Int>) -> [ObjectKey] {
+        guard !range.isEmpty else { return [] }
+        var result: [ObjectKey] = []
+        result.reserveCapacity(range.count)
+        var (chunk, offset) = locate(range.lowerBound)
+        while result.count < range.count {
+            result.append(chunks[chunk][offset])
+            offset += 1
+            if offset == chunks[chunk].count { chunk += 1; offset = 0 }
+        }
+        return result
+    }
+
+    mutating func remove(at position: Int) {
+        let (chunk, offset) = locate(position)
+        chunks[chunk].remove(at: offset)
+        if chunks[chunk].isEmpty { chunks.remove(at: chunk) }
+        count -= 1
+    }
+
+    mutating func insert(_ key: ObjectKey, at position: Int) {
+        if chunks.isEmpty {
+            chunks = [[key]]
+            count = 1
+            return
+        }
+        let (chunk, offset) = locate(position)
+        chunks[chunk].insert(key, at: offset)
+        if chunks[chunk].count > Self.chunkLimit {
+            let half = chunks[chunk].count / 2
+            let tail = Array(chunks[chunk][half...])
+            chunks[chunk].removeSubrange(half...)
+            chunks.insert(tail, at: chunk + 1)
+        }
+        count += 1
+    }
+
+    /// The first position whose key does not satisfy `before` (keys must be partitioned:
+    /// all that satisfy it come first).
+    func lowerBound(_ before: (ObjectKey) -> Bool) -> Int {
+        // The first chunk whose last key is not before; then within it.
+        var low = 0, high = chunks.count
+        while low < high {
+            let mid = (low + high) / 2
+            if before(chunks[mid][chunks[mid].count - 1]) { low = mid + 1 } else { high = mid }
+        }
+        let prefix = chunks[..<low].reduce(0) { $0 + $1.count }
+        guard low < chunks.count else { return prefix }
+        let chunk = chunks[low]
+        var a = 0, b = chunk.count
+        while a < b {
+            let mid = (a + b) / 2
+            if before(chunk[mid]) { a = mid + 1 } else { b = mid }
+        }
+        return prefix + a
+    }
+}
