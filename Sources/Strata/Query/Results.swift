@@ -254,12 +254,13 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         return keys
     }
 
-    /// The keys of the matching objects in `realm`'s current content, in order.
-    func evaluate(in realm: Realm) -> [[UInt8]] {
+    /// The keys of the matching objects in `realm`'s current content, in order (or, with
+    /// `ordered: false`, in no particular order, for callers that sort them their own way).
+    func evaluate(in realm: Realm, ordered: Bool = true) -> [[UInt8]] {
         let table = bound.table
         let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == table } } ?? [:]
         if (filters.isEmpty || fieldPredicate != nil), let sortKeys {
-            return evaluateOnFields(in: realm, pending: pending, sortKeys: sortKeys)
+            return evaluateOnFields(in: realm, pending: pending, sortKeys: ordered ? sortKeys : [], ordered: ordered)
         }
         var objects: [(key: [UInt8], object: Element)] = []
         if let keys = candidateKeys(in: realm, pending: pending) {
@@ -289,7 +290,8 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     }
 
     /// The same, reading stored fields only: no object is built.
-    private func evaluateOnFields(in realm: Realm, pending: [RowKey: PendingRow], sortKeys: [(index: Int, reverse: Bool)]) -> [[UInt8]] {
+    private func evaluateOnFields(in realm: Realm, pending: [RowKey: PendingRow], sortKeys: [(index: Int, reverse: Bool)],
+                                  ordered: Bool = true) -> [[UInt8]] {
         var rows: [(key: [UInt8], values: [FieldValue])] = []
         func consider(_ key: [UInt8], _ field: (Int) -> FieldValue) {
             if let fieldPredicate, !fieldPredicate.evaluate(field) { return }
@@ -319,7 +321,9 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
                 if let fields = row.fields { consider(rowKey.key, Self.accessor(fields)) }
             }
         }
-        if sortKeys.isEmpty {
+        if !ordered {
+            // The caller orders them.
+        } else if sortKeys.isEmpty {
             rows.sort { $0.key.lexicographicallyPrecedes($1.key) }
         } else {
             rows.sort { precedes($0.values, $0.key, $1.values, $1.key, keys: sortKeys) }

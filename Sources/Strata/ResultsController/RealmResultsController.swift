@@ -285,11 +285,15 @@ public final class RealmResultsController<T: Object, U> {
     /// Everything, from scratch.
     private func build(in realm: Realm) -> (ChunkedOrder, [ObjectKey: Entry], [SectionInfo]) {
         var rows: [(key: ObjectKey, entry: Entry)] = []
-        for (rank, key) in query.evaluate(in: realm).enumerated() {
+        // With a translated sort the controller orders by stored values itself; otherwise the
+        // request's order is kept as each object's rank.
+        for (rank, key) in query.evaluate(in: realm, ordered: sortKeys == nil).enumerated() {
             guard let object = realm.object(bound: bound, key: key) as? T, let entry = entry(for: object, rank: rank) else { continue }
             rows.append((ObjectKey(key), entry))
         }
-        rows.sort { precedes($0.entry.values, $0.key, $1.entry.values, $1.key) }
+        // Sort positions, not the rows: a row holds a generic `U` that is costly to move.
+        let sorted = rows.indices.sorted { precedes(rows[$0].entry.values, rows[$0].key, rows[$1].entry.values, rows[$1].key) }
+        rows = sorted.map { rows[$0] }
         var entries: [ObjectKey: Entry] = [:]
         entries.reserveCapacity(rows.count)
         for row in rows { entries[row.key] = row.entry }
