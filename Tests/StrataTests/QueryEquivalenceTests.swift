@@ -52,7 +52,7 @@ final class QueryEquivalenceTests: RealmTestCase {
         ]
         for (number, sort) in sorts.enumerated() {
             let sorted = realm.objects(User.self).sorted(by: sort)
-            let values = sorted.map { user in sort.map { descriptor -> String in "\(user[keyPath: descriptor.keyPath!] ?? "nil")" } }
+            let values = sorted.map { user in sort.map { descriptor -> String in "\(user[keyPath: descriptor.keyPath!])" } }
             XCTAssertEqual(sorted.count, all.count)
             for (a, b) in zip(sorted.dropLast(), sorted.dropFirst()) {
                 for descriptor in sort {

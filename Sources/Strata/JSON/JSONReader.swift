@@ -1,0 +1,299 @@
+// JSONReader: RFC 8259 JSON from UTF-8 bytes into JSONValue, in one pass. It validates
+// UTF-8, keeps integers exact in 64 bits, parses other numbers with correct rounding
+// (strtod), limits nesting, and reports every error with its byte offset.
+
+import Foundation
+
+struct JSONReader {
+    /// Arrays and objects nested deeper than this are refused (no stack overflow on hostile input).
+    static let maxDepth = 512
+
+    private let bytes: UnsafeRawBufferPointer
+    private var position = 0
+    /// Scratch space for strings with escapes.
+    private var scratch: [UInt8] = []
+
+    private init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    static func parse(_ bytes: UnsafeRawBufferPointer) throws -> JSONValue {
+        var reader = JSONReader(bytes)
+        reader.skipWhitespace()
+        let value = try reader.parseValue(depth: 0)
+        reader.skipWhitespace()
+        if reader.position < bytes.count { throw JSONError.trailingData(offset: reader.position) }
+        return value
+    }
+
+    // MARK: Structure
+
+    @inline(__always)
+    private mutating func skipWhitespace() {
+        while position < bytes.count {
+            switch bytes[position] {
+            case 0x20, 0x0A, 0x0D, 0x09: position += 1
+            default: return
+            }
+        }
+    }
+
+    @inline(__always)
+    private func peek() throws -> UInt8 {
+        guard position < bytes.count else { throw JSONError.unexpectedEnd(offset: position) }
+        return bytes[position]
+    }
+
+    private mutating func parseValue(depth: Int) throws -> JSONValue {
+        switch try peek() {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
+        case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expect("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0") ... UInt8(ascii: "9"): return try parseNumber()
+        case let other: throw JSONError.unexpectedCharacter(other, offset: position)
+        }
+    }
+
+    private mutating func expect(_ literal: StaticString) throws {
+        let count = literal.utf8CodeUnitCount
+        for index in 0 ..< count {
+            guard position + index < bytes.count else { throw JSONError.unexpectedEnd(offset: position + index) }
+            let byte = bytes[position + index]
+            guard byte == literal.utf8Start[index] else { throw JSONError.unexpectedCharacter(byte, offset: position + index) }
+        }
+        position += count
+    }
+
+    private mutating func parseArray(depth: Int) throws -> JSONValue {
+        guard depth <= Self.maxDepth else { throw JSONError.tooDeep(limit: Self.maxDepth, offset: position) }
+        position += 1
+        skipWhitespace()
+        var elements: [JSONValue] = []
+        if try peek() == UInt8(ascii: "]") {
+            position += 1
+            return .array(elements)
+        }
+        while true {
+            elements.append(try parseValue(depth: depth))
+            skipWhitespace()
+            let byte = try peek()
+            position += 1
+            if byte == UInt8(ascii: "]") { return .array(elements) }
+            guard byte == UInt8(ascii: ",") else { throw JSONError.unexpectedCharacter(byte, offset: position - 1) }
+            skipWhitespace()
+        }
+    }
+
+    private mutating func parseObject(depth: Int) throws -> JSONValue {
+        guard depth <= Self.maxDepth else { throw JSONError.tooDeep(limit: Self.maxDepth, offset: position) }
+        position += 1
+        skipWhitespace()
+        var members: [String: JSONValue] = [:]
+        if try peek() == UInt8(ascii: "}") {
+            position += 1
+            return .object(members)
+        }
+        while true {
+            let byte = try peek()
+            guard byte == UInt8(ascii: "\"") else { throw JSONError.unexpectedCharacter(byte, offset: position) }
+            let key = try parseString()
+            skipWhitespace()
+            let colon = try peek()
+            guard colon == UInt8(ascii: ":") else { throw JSONError.unexpectedCharacter(colon, offset: position) }
+            position += 1
+            skipWhitespace()
+            members[key] = try parseValue(depth: depth)
+            skipWhitespace()
+            let next = try peek()
+            position += 1
+            if next == UInt8(ascii: "}") { return .object(members) }
+            guard next == UInt8(ascii: ",") else { throw JSONError.unexpectedCharacter(next, offset: position - 1) }
+            skipWhitespace()
+        }
+    }
+
+    // MARK: Strings
+
+    /// A string starting at the opening quote; leaves `position` after the closing quote.
+    private mutating func parseString() throws -> String {
+        position += 1
+        let start = position
+        // Fast path: no escapes — validate and decode the bytes in place.
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") {
+                let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start ..< position]), as: UTF8.self)
+                position += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw JSONError.controlCharacterInString(offset: position) }
+            if byte < 0x80 { position += 1 } else { try skipUTF8Sequence() }
+        }
+        guard position < bytes.count else { throw JSONError.unexpectedEnd(offset: position) }
+        // Slow path: copy what was scanned, then decode escapes as they come.
+        scratch.removeAll(keepingCapacity: true)
+        scratch.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start ..< position]))
+        while position < bytes.count {
+            let byte = bytes[position]
+            switch byte {
+            case UInt8(ascii: "\""):
+                position += 1
+                return String(decoding: scratch, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                try parseEscape()
+            case 0 ..< 0x20:
+                throw JSONError.controlCharacterInString(offset: position)
+            case 0x20 ..< 0x80:
+                scratch.append(byte)
+                position += 1
+            default:
+                let sequenceStart = position
+                try skipUTF8Sequence()
+                scratch.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[sequenceStart ..< position]))
+            }
+        }
+        throw JSONError.unexpectedEnd(offset: position)
+    }
+
+    /// Checks one multi-byte UTF-8 sequence at `position` and moves past it.
+    @inline(__always)
+    private mutating func skipUTF8Sequence() throws {
+        let lead = bytes[position]
+        let length: Int
+        var low: UInt8 = 0x80, high: UInt8 = 0xBF
+        switch lead {
+        case 0xC2 ... 0xDF: length = 2
+        case 0xE0: length = 3; low = 0xA0
+        case 0xE1 ... 0xEC, 0xEE ... 0xEF: length = 3
+        case 0xED: length = 3; high = 0x9F          // no UTF-16 surrogates
+        case 0xF0: length = 4; low = 0x90
+        case 0xF1 ... 0xF3: length = 4
+        case 0xF4: length = 4; high = 0x8F          // nothing above U+10FFFF
+        default: throw JSONError.invalidUnicode(offset: position)
+        }
+        guard position + length <= bytes.count else { throw JSONError.unexpectedEnd(offset: bytes.count) }
+        let second = bytes[position + 1]
+        guard second >= low, second <= high else { throw JSONError.invalidUnicode(offset: position + 1) }
+        for index in 2 ..< length where bytes[position + index] & 0xC0 != 0x80 {
+            throw JSONError.invalidUnicode(offset: position + index)
+        }
+        position += length
+    }
+
+    /// Decodes the escape at `position` (a backslash) into `scratch`.
+    private mutating func parseEscape() throws {
+        let escapeStart = position
+        position += 1
+        guard position < bytes.count else { throw JSONError.unexpectedEnd(offset: position) }
+        let byte = bytes[position]
+        position += 1
+        switch byte {
+        case UInt8(ascii: "\""): scratch.append(0x22)
+        case UInt8(ascii: "\\"): scratch.append(0x5C)
+        case UInt8(ascii: "/"): scratch.append(0x2F)
+        case UInt8(ascii: "b"): scratch.append(0x08)
+        case UInt8(ascii: "f"): scratch.append(0x0C)
+        case UInt8(ascii: "n"): scratch.append(0x0A)
+        case UInt8(ascii: "r"): scratch.append(0x0D)
+        case UInt8(ascii: "t"): scratch.append(0x09)
+        case UInt8(ascii: "u"):
+            var scalar = try hex4()
+            if (0xD800 ... 0xDBFF).contains(scalar) {
+                // A high surrogate must be followed by an escaped low one.
+                guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") else {
+                    throw JSONError.invalidUnicode(offset: escapeStart)
+                }
+                position += 2
+                let low = try hex4()
+                guard (0xDC00 ... 0xDFFF).contains(low) else { throw JSONError.invalidUnicode(offset: escapeStart) }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            } else if (0xDC00 ... 0xDFFF).contains(scalar) {
+                throw JSONError.invalidUnicode(offset: escapeStart)
+            }
+            UTF8.encode(UnicodeScalar(scalar)!) { scratch.append($0) }
+        default:
+            throw JSONError.invalidEscape(offset: escapeStart)
+        }
+    }
+
+    private mutating func hex4() throws -> UInt32 {
+        guard position + 4 <= bytes.count else { throw JSONError.unexpectedEnd(offset: bytes.count) }
+        var value: UInt32 = 0
+        for _ in 0 ..< 4 {
+            let byte = bytes[position]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0") ... UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a") ... UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A") ... UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw JSONError.invalidEscape(offset: position)
+            }
+            value = value << 4 | UInt32(digit)
+            position += 1
+        }
+        return value
+    }
+
+    // MARK: Numbers
+
+    private mutating func parseNumber() throws -> JSONValue {
+        let start = position
+        var negative = false
+        if bytes[position] == UInt8(ascii: "-") {
+            negative = true
+            position += 1
+        }
+        func isDigit(_ at: Int) -> Bool { at < bytes.count && bytes[at] >= 0x30 && bytes[at] <= 0x39 }
+        guard isDigit(position) else { throw JSONError.invalidNumber(offset: start) }
+        // Integer part: 0, or a digit 1-9 then digits; accumulate while it fits.
+        var magnitude: UInt64 = 0
+        var fits = true
+        if bytes[position] == UInt8(ascii: "0") {
+            position += 1
+            if isDigit(position) { throw JSONError.invalidNumber(offset: start) }
+        } else {
+            while isDigit(position) {
+                let digit = UInt64(bytes[position] - 0x30)
+                let (times10, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times10.addingReportingOverflow(digit)
+                if overflow1 || overflow2 { fits = false } else { magnitude = sum }
+                position += 1
+            }
+        }
+        var integral = true
+        if position < bytes.count, bytes[position] == UInt8(ascii: ".") {
+            integral = false
+            position += 1
+            guard isDigit(position) else { throw JSONError.invalidNumber(offset: start) }
+            while isDigit(position) { position += 1 }
+        }
+        if position < bytes.count, bytes[position] == UInt8(ascii: "e") || bytes[position] == UInt8(ascii: "E") {
+            integral = false
+            position += 1
+            if position < bytes.count, bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-") { position += 1 }
+            guard isDigit(position) else { throw JSONError.invalidNumber(offset: start) }
+            while isDigit(position) { position += 1 }
+        }
+        if integral, fits {
+            if negative {
+                if magnitude <= UInt64(Int64.max) { return .int(-Int64(magnitude)) }
+                if magnitude == UInt64(Int64.max) + 1 { return .int(.min) }
+            } else if magnitude <= UInt64(Int64.max) {
+                return .int(Int64(magnitude))
+            }
+        }
+        // strtod on a NUL-terminated copy: correctly rounded.
+        let length = position - start
+        let value: Double = withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer in
+            for index in 0 ..< length { buffer[index] = CChar(bitPattern: bytes[start + index]) }
+            buffer[length] = 0
+            return strtod(buffer.baseAddress!, nil)
+        }
+        guard value.isFinite else { throw JSONError.invalidNumber(offset: start) }
+        return .double(value)
+    }
+}

@@ -1,0 +1,77 @@
+// JSONWriter: JSONValue to UTF-8 JSON text. Strings are escaped as RFC 8259 requires
+// (quote, backslash, control characters); doubles print in the shortest form that reads
+// back to the same bits; object keys are sorted so equal values give equal bytes.
+
+struct JSONWriter {
+    private(set) var bytes: [UInt8] = []
+    let pretty: Bool
+
+    init(pretty: Bool) {
+        self.pretty = pretty
+        bytes.reserveCapacity(1024)
+    }
+
+    private mutating func append(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    private mutating func newline(_ depth: Int) {
+        guard pretty else { return }
+        bytes.append(0x0A)
+        bytes.append(contentsOf: repeatElement(0x20, count: depth * 2))
+    }
+
+    mutating func write(_ value: JSONValue, depth: Int) throws {
+        switch value {
+        case .null: append("null")
+        case .bool(let b): append(b ? "true" : "false")
+        case .int(let i): append(String(i))
+        case .double(let d):
+            guard d.isFinite else { throw JSONError.unsupportedValue("the non-finite number \(d)") }
+            // Swift's description is the shortest text that reads back to the same bits,
+            // and always valid JSON ("1.0", "1e+16", "5e-324").
+            append("\(d)")
+        case .string(let s): writeString(s)
+        case .array(let elements):
+            bytes.append(UInt8(ascii: "["))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                newline(depth + 1)
+                try write(element, depth: depth + 1)
+            }
+            if !elements.isEmpty { newline(depth) }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let members):
+            bytes.append(UInt8(ascii: "{"))
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                newline(depth + 1)
+                writeString(key)
+                bytes.append(UInt8(ascii: ":"))
+                if pretty { bytes.append(0x20) }
+                try write(members[key]!, depth: depth + 1)
+            }
+            if !members.isEmpty { newline(depth) }
+            bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    mutating func writeString(_ string: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
+            case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case 0 ..< 0x20:
+                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, Self.hexDigits[Int(byte >> 4)], Self.hexDigits[Int(byte & 0xF)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+}
