@@ -24,7 +24,9 @@ struct StrataBench: ParsableCommand {
     var rounds = 3
     @Flag(help: "Profile Strata alone: bulk load then point reads, no baselines, no table.")
     var strataOnly = false
-    @Option(help: "Which suites to run: all, engine, objects or controller.")
+    @Option(help: "Directory of the real JSON payloads.")
+    var jsonDirectory = "../../shared/data/json"
+    @Option(help: "Which suites to run: all, engine, objects, controller or json.")
     var suite = "all"
     @Option(help: "Profile one object-level phase alone: upsert, make, read, scan or sort.")
     var profileObjects: String?
@@ -50,8 +52,8 @@ struct StrataBench: ParsableCommand {
             try store.close()
             return
         }
-        guard ["all", "engine", "objects", "controller"].contains(suite) else {
-            throw ValidationError("--suite takes all, engine, objects or controller, got '\(suite)'")
+        guard ["all", "engine", "objects", "controller", "json"].contains(suite) else {
+            throw ValidationError("--suite takes all, engine, objects, controller or json, got '\(suite)'")
         }
         print("`make bench` (release build), \(ProcessInfo.processInfo.activeProcessorCount) cores, medians of \(rounds) rounds, files in \(work)\n")
         if suite == "all" || suite == "engine" {
@@ -65,6 +67,11 @@ struct StrataBench: ParsableCommand {
         if suite == "all" || suite == "objects" {
             let rows = try ObjectBenchmarks(objects: objects, reads: min(reads, 200_000), workDirectory: work).run(rounds: rounds)
             print("\n## Objects (Realm API against GRDB Codable records)\n")
+            print(markdownTable(rows))
+        }
+        if suite == "all" || suite == "json" {
+            let rows = try JSONBenchmarks(directory: jsonDirectory, rounds: max(rounds, 5)).run()
+            print("\n## JSON reading (same run, same payloads)\n")
             print(markdownTable(rows))
         }
         if suite == "all" || suite == "controller" {

@@ -1,0 +1,53 @@
+// JSON reading speed (issue 5): our reader against Foundation's JSONSerialization and
+// JSONDecoder on the same real payloads, in the same run.
+
+import Foundation
+import Strata
+
+/// Any JSON, for JSONDecoder (a DOM decode, as JSONValue is).
+enum AnyJSON: Decodable {
+    case null, bool(Bool), int(Int64), double(Double), string(String), array([AnyJSON]), object([String: AnyJSON])
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let b = try? container.decode(Bool.self) { self = .bool(b) }
+        else if let i = try? container.decode(Int64.self) { self = .int(i) }
+        else if let d = try? container.decode(Double.self) { self = .double(d) }
+        else if let s = try? container.decode(String.self) { self = .string(s) }
+        else if let a = try? container.decode([AnyJSON].self) { self = .array(a) }
+        else { self = .object(try container.decode([String: AnyJSON].self)) }
+    }
+}
+
+struct JSONBenchmarks {
+    var directory: String
+    var rounds: Int
+
+    func run() throws -> [ResultRow] {
+        var rows: [ResultRow] = []
+        for name in ["twitter.json", "citm_catalog.json", "github_events.json", "update-center.json"] {
+            guard let data = FileManager.default.contents(atPath: directory + "/" + name) else { continue }
+            FileHandle.standardError.write(Data("json: \(name)\n".utf8))
+            func rate(_ body: () throws -> Void) rethrows -> Double {
+                var times: [Double] = []
+                for _ in 0 ..< rounds { times.append(try time(body)) }
+                return Double(data.count) / times.sorted()[times.count / 2]
+            }
+            var sink = 0
+            let ours = try rate { if case .object(let o) = try JSONValue(data: data) { sink &+= o.count } }
+            let serialization = try rate { sink &+= (try JSONSerialization.jsonObject(with: data) as? [String: Any])?.count ?? 0 }
+            let decoder = try rate { if case .object(let o) = try JSONDecoder().decode(AnyJSON.self, from: data) { sink &+= o.count } }
+            let writing = try JSONValue(data: data)
+            let write = try rate { sink &+= try writing.data().count }
+            rows.append(ResultRow(
+                benchmark: "read \(name) (\(data.count / 1024) KiB)",
+                strata: formatBytesRate(ours) + "; write " + formatBytesRate(write),
+                baseline: "JSONSerialization " + formatBytesRate(serialization),
+                sqlite: "JSONDecoder " + formatBytesRate(decoder),
+                ratios: String(format: "%.1f× JSONSerialization, %.1f× JSONDecoder (%d)", ours / serialization, ours / decoder, sink % 10),
+                target: "≥ 200 MB/s and ≥ 20× JSONSerialization"))
+        }
+        return rows
+    }
+}
