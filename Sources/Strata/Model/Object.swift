@@ -31,6 +31,19 @@ open class Object: CustomStringConvertible {
     /// The class name as stored in the schema; override to store a type under another name.
     open class var className: String { String(describing: self) }
 
+    // MARK: JSON coding (RealmCoder), all optional
+
+    /// Property name → JSON key, for properties whose key differs (RealmCoder).
+    open class var realmCodableKeys: [String: String] { [:] }
+    /// Properties left out when encoding (RealmCoder).
+    open class var realmCodableIgnoredAttributes: [String] { [] }
+    /// String properties that hold a JSON subtree as JSON text (RealmCoder).
+    open class var realmCodableRawJsonSubstrings: [String] { [] }
+    /// The key wrapping one object (`{"user": {...}}`), if the server uses one (RealmCoder).
+    open class var realmObjectEnvelope: String? { nil }
+    /// The key wrapping a list of objects (`{"users": [...]}`), if the server uses one (RealmCoder).
+    open class var realmListEnvelope: String? { nil }
+
     /// The realm that manages this object, or nil while unmanaged.
     public var realm: Realm? { _state?.realm }
 

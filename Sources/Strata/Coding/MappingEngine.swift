@@ -1,0 +1,479 @@
+// MappingEngine: JSON into objects and objects into JSON, for every front end. Decoding
+// first reads the whole payload into drafts (checking every value, merging duplicates
+// of one primary key), then writes all of them in one transaction: an error anywhere
+// writes nothing. Existing objects are found through the in-memory primary-key index.
+
+import Foundation
+
+/// What to do with JSON null for a property that cannot be nil.
+public enum NullPolicy: Sendable {
+    /// Throw ``JSONMappingError/nullValue(path:property:)``.
+    case error
+    /// Leave the property as it is.
+    case skip
+}
+
+/// What to do with a JSON value of the wrong type.
+public enum TypeMismatchPolicy: Sendable {
+    /// Throw ``JSONMappingError/typeMismatch(path:expected:found:)``.
+    case error
+    /// Convert where it is unambiguous (numeric strings, 0/1 booleans, ISO-8601 and epoch dates),
+    /// otherwise throw.
+    case coerce
+    /// Leave the property as it is.
+    case skip
+}
+
+/// Options every front end passes to the engine.
+struct MappingOptions {
+    var dateFormatter: DateFormatter?
+    var nullPolicy: NullPolicy = .error
+    var typeMismatchPolicy: TypeMismatchPolicy = .error
+}
+
+/// One object of a payload, read but not yet written.
+final class Draft {
+    let mapping: ObjectMapping
+    let path: String
+    var fields: [Int: FieldValue] = [:]
+    var links: [Int: Link] = [:]
+    /// The identity value (primary key, or the mapping's identity property).
+    var identity: FieldValue?
+    /// The engine key once written.
+    var key: [UInt8]?
+
+    enum Link {
+        case one(Draft?)
+        case many([Draft])
+    }
+
+    init(mapping: ObjectMapping, path: String) {
+        self.mapping = mapping
+        self.path = path
+    }
+}
+
+struct MappingEngine {
+    let realm: Realm
+    var options: MappingOptions
+
+    /// Drafts by type and identity, so a payload's duplicates become one object.
+    private var known: [String: [FieldValue: Draft]] = [:]
+    /// Every draft, children before parents (the order they are written in).
+    private(set) var drafts: [Draft] = []
+
+    init(realm: Realm, options: MappingOptions) {
+        self.realm = realm
+        self.options = options
+    }
+
+    // MARK: Reading JSON into drafts
+
+    /// Reads one object's representation.
+    mutating func collect(_ json: JSONValue, mapping: ObjectMapping, path: String) throws -> Draft {
+        let json = mapping.preprocess?(json) ?? json
+        let draft = Draft(mapping: mapping, path: path)
+        let schema = mapping.info.schema
+        for rule in mapping.rules {
+            let value: JSONValue
+            if let keyPath = rule.keyPath {
+                guard let found = Self.value(in: json, at: keyPath) else { continue }   // absent: left as it is
+                value = found
+            } else {
+                value = json
+            }
+            let property = schema.properties[rule.index]
+            let location = path.isEmpty ? (rule.keyPath?.joined(separator: ".") ?? rule.property)
+                                        : path + "." + (rule.keyPath?.joined(separator: ".") ?? rule.property)
+            switch rule.kind {
+            case .attribute(let transformer):
+                if let field = try field(from: value, property: property, transformer: transformer, path: location) {
+                    draft.fields[rule.index] = field
+                }
+            case .rawJSON:
+                if value == .null {
+                    if property.isOptional { draft.fields[rule.index] = .null }
+                    else if options.nullPolicy == .error { throw JSONMappingError.nullValue(path: location, property: property.name) }
+                } else if case .string(let text) = value, property.kind == .string {
+                    draft.fields[rule.index] = .string(text)
+                } else {
+                    draft.fields[rule.index] = .string(String(decoding: try value.data(), as: UTF8.self))
+                }
+            case .relationship(let child, _, _):
+                if property.isList {
+                    switch value {
+                    case .null: draft.links[rule.index] = .many([])
+                    case .array(let elements):
+                        var children: [Draft] = []
+                        for (position, element) in elements.enumerated() {
+                            children.append(try collect(element, mapping: child, path: "\(location)[\(position)]"))
+                        }
+                        draft.links[rule.index] = .many(children)
+                    default:
+                        if try mismatch(path: location, expected: "an array of \(child.className)", found: value) { continue }
+                    }
+                } else if value == .null {
+                    draft.links[rule.index] = .one(nil)
+                } else {
+                    draft.links[rule.index] = .one(try collect(value, mapping: child, path: location))
+                }
+            }
+        }
+        if let identityIndex = mapping.identityIndex {
+            guard let identity = draft.fields[identityIndex], identity != .null else {
+                throw JSONMappingError.missingPrimaryKey(path: path.isEmpty ? "$" : path, type: mapping.className,
+                                                         property: schema.properties[identityIndex].name)
+            }
+            draft.identity = identity
+            if let earlier = known[mapping.className]?[identity] {
+                // The same object twice in one payload: one object, later values win.
+                earlier.fields.merge(draft.fields) { $1 }
+                earlier.links.merge(draft.links) { $1 }
+                return earlier
+            }
+            known[mapping.className, default: [:]][identity] = draft
+        }
+        drafts.append(draft)
+        return draft
+    }
+
+    static func value(in json: JSONValue, at path: [String]) -> JSONValue? {
+        var current = json
+        for component in path {
+            switch current {
+            case .object(let members):
+                guard let next = members[component] else { return nil }
+                current = next
+            case .array(let elements):
+                guard let index = Int(component), elements.indices.contains(index) else { return nil }
+                current = elements[index]
+            default:
+                return nil
+            }
+        }
+        return current
+    }
+
+    /// Reports a mismatch per the policy: throws, or returns true to skip.
+    private func mismatch(path: String, expected: String, found: JSONValue) throws -> Bool {
+        if options.typeMismatchPolicy == .skip { return true }
+        throw JSONMappingError.typeMismatch(path: path, expected: expected, found: found.shortDescription)
+    }
+
+    /// The field for a JSON value, or nil to leave the property alone.
+    private func field(from value: JSONValue, property: PropertySchema, transformer: JSONValueTransformer?, path: String) throws -> FieldValue? {
+        if let transformer {
+            let converted = try transformer.forward(value)
+            if let json = converted as? JSONValue { return try field(from: json, property: property, transformer: nil, path: path) }
+            do {
+                return try realm.field(for: converted, property: property, context: path)
+            } catch {
+                if options.typeMismatchPolicy == .skip { return nil }
+                throw error
+            }
+        }
+        if value == .null {
+            if property.isOptional || property.isList { return property.isList ? .list([]) : .null }
+            if options.nullPolicy == .skip { return nil }
+            throw JSONMappingError.nullValue(path: path, property: property.name)
+        }
+        if property.isList {
+            guard case .array(let elements) = value else {
+                return try mismatch(path: path, expected: "an array", found: value) ? nil : nil
+            }
+            var element = property
+            element.isList = false
+            var items: [FieldValue] = []
+            for (position, item) in elements.enumerated() {
+                guard let field = try field(from: item, property: element, transformer: nil, path: "\(path)[\(position)]") else { continue }
+                items.append(field)
+            }
+            return .list(items)
+        }
+        let coerce = options.typeMismatchPolicy == .coerce
+        let expected = Self.expectedName(property)
+        func fail() throws -> FieldValue? {
+            try mismatch(path: path, expected: expected, found: value) ? nil : nil
+        }
+        switch property.kind {
+        case .bool:
+            switch value {
+            case .bool(let b): return .bool(b)
+            case .int(let i) where coerce && (i == 0 || i == 1): return .bool(i == 1)
+            case .string(let s) where coerce && ["true", "false"].contains(s.lowercased()): return .bool(s.lowercased() == "true")
+            default: return try fail()
+            }
+        case .int, .int8, .int16, .int32, .int64:
+            var number: Int64?
+            switch value {
+            case .int(let i): number = i
+            case .double(let d) where coerce: number = Int64(exactly: d)
+            case .string(let s) where coerce: number = Int64(s.trimmingCharacters(in: .whitespaces))
+            case .bool(let b) where coerce: number = b ? 1 : 0
+            default: number = nil
+            }
+            guard let number else { return try fail() }
+            let fits: Bool
+            switch property.kind {
+            case .int8: fits = Int8(exactly: number) != nil
+            case .int16: fits = Int16(exactly: number) != nil
+            case .int32: fits = Int32(exactly: number) != nil
+            default: fits = true
+            }
+            guard fits else { throw JSONMappingError.typeMismatch(path: path, expected: expected, found: "\(number), out of range") }
+            return .int(number)
+        case .double, .float:
+            var number: Double?
+            switch value {
+            case .int(let i): number = Double(i)
+            case .double(let d): number = d
+            case .string(let s) where coerce: number = Double(s.trimmingCharacters(in: .whitespaces))
+            default: number = nil
+            }
+            guard let number else { return try fail() }
+            return property.kind == .float ? .float(Float(number)) : .double(number)
+        case .string:
+            switch value {
+            case .string(let s): return .string(s)
+            case .int(let i) where coerce: return .string(String(i))
+            case .double(let d) where coerce: return .string(String(d))
+            default: return try fail()
+            }
+        case .decimal:
+            switch value {
+            case .int(let i): return .decimal(Decimal(i))
+            case .double(let d): return .decimal(Decimal(string: String(d), locale: nil) ?? Decimal(d))
+            case .string(let s): if let d = Decimal(string: s, locale: nil) { return .decimal(d) }
+            default: break
+            }
+            return try fail()
+        case .uuid:
+            if case .string(let s) = value, let uuid = UUID(uuidString: s) { return .uuid(uuid) }
+            return try fail()
+        case .data:
+            if case .string(let s) = value, let data = Data(base64Encoded: s) { return .data(data) }
+            return try fail()
+        case .date:
+            if case .string(let s) = value {
+                if let formatter = options.dateFormatter {
+                    if let date = formatter.date(from: s) { return .date(date) }
+                } else if let date = Self.iso8601(s) {
+                    return .date(date)
+                }
+                if coerce, let date = Self.iso8601(s) { return .date(date) }
+            }
+            if coerce {
+                if case .int(let i) = value { return .date(Date(timeIntervalSince1970: Double(i))) }
+                if case .double(let d) = value { return .date(Date(timeIntervalSince1970: d)) }
+            }
+            return try fail()
+        case .column:
+            // A ColumnJSONCodable property reads the nested JSON; other column types a scalar.
+            switch value {
+            case .object, .array: return .data(try value.data())
+            case .int(let i): return .int(i)
+            case .double(let d): return .double(d)
+            case .string(let s): return .string(s)
+            case .bool(let b): return .int(b ? 1 : 0)
+            case .null: return .null
+            }
+        case .object:
+            return try fail()
+        }
+    }
+
+    static func expectedName(_ property: PropertySchema) -> String {
+        switch property.kind {
+        case .bool: return "Bool"
+        case .int, .int8, .int16, .int32, .int64: return property.kind == .int ? "Int" : property.kind.rawValue.capitalized
+        case .double: return "Double"
+        case .float: return "Float"
+        case .string: return "String"
+        case .data: return "base64 Data"
+        case .date: return "a date"
+        case .uuid: return "a UUID string"
+        case .decimal: return "a decimal"
+        case .column: return property.objectClassName ?? "a column value"
+        case .object: return property.objectClassName ?? "an object"
+        }
+    }
+
+    private static let isoFull = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    private static let isoPlain = Date.ISO8601FormatStyle()
+
+    static func iso8601(_ text: String) -> Date? {
+        (try? isoPlain.parse(text)) ?? (try? isoFull.parse(text))
+    }
+
+    // MARK: Writing drafts
+
+    /// Writes every draft (inside the realm's open write) and returns each draft's object.
+    mutating func apply() throws -> [ObjectIdentifier: Object] {
+        guard let write = realm.writeState else { throw RealmError.notInWriteTransaction }
+        var objects: [ObjectIdentifier: Object] = [:]
+        // Identity look-ups for mappings whose identity is not the schema's primary key:
+        // one scan per type per payload.
+        var byIdentity: [String: [FieldValue: [UInt8]]] = [:]
+        for draft in drafts {
+            let mapping = draft.mapping
+            let bound = try realm.boundType(for: mapping.type)
+            // 1. The object's key.
+            let key: [UInt8]
+            if let identity = draft.identity, mapping.identityIndex == bound.primaryKeyIndex {
+                guard let primaryKey = PrimaryKeyValue(field: identity) else {
+                    throw JSONMappingError.typeMismatch(path: draft.path, expected: "a primary key", found: "\(identity)")
+                }
+                key = primaryKey.keyBytes
+            } else if let identity = draft.identity, let index = mapping.identityIndex {
+                if byIdentity[mapping.className] == nil {
+                    var table: [FieldValue: [UInt8]] = [:]
+                    for object in Results<Object>(realm: realm, bound: bound) {
+                        if let state = object._state { table[state.field(index)] = state.key }
+                    }
+                    byIdentity[mapping.className] = table
+                }
+                if let existing = byIdentity[mapping.className]![identity] {
+                    key = existing
+                } else {
+                    key = PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes
+                    byIdentity[mapping.className]![identity] = key
+                }
+            } else {
+                key = bound.primaryKeyIndex == nil ? PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes : []
+                if key.isEmpty {
+                    throw JSONMappingError.missingPrimaryKey(path: draft.path, type: mapping.className,
+                                                             property: bound.schema.properties[bound.primaryKeyIndex!].name)
+                }
+            }
+            draft.key = key
+            // 2. Links, per relationship policy.
+            var assignments = draft.fields
+            for (index, link) in draft.links {
+                guard case .relationship(_, let policy, let weak) = mapping.rules.first(where: { $0.index == index })?.kind else { continue }
+                let current = realm.currentField(bound: bound, key: key, index: index)
+                switch link {
+                case .one(let child):
+                    guard let child else {
+                        if policy == .objectReplace, case .link(let old)? = current { try realm.deleteRow(boundFor: bound, index: index, key: old) }
+                        assignments[index] = .null
+                        continue
+                    }
+                    guard let childKey = child.key else { continue }
+                    if weak, !(realm.rowExists(linkProperty: bound.schema.properties[index], key: childKey)) { continue }
+                    if policy == .objectReplace, case .link(let old)? = current, old != childKey {
+                        try realm.deleteRow(boundFor: bound, index: index, key: old)
+                    }
+                    assignments[index] = .link(childKey)
+                case .many(let children):
+                    var keys: [[UInt8]] = children.compactMap(\.key)
+                    if weak { keys = keys.filter { realm.rowExists(linkProperty: bound.schema.properties[index], key: $0) } }
+                    var existing: [[UInt8]] = []
+                    if case .list(let items)? = current {
+                        existing = items.compactMap { if case .link(let k) = $0 { return k } else { return nil } }
+                    }
+                    switch policy {
+                    case .collectionMerge:
+                        let present = Set(existing.map(ObjectKey.init))
+                        keys = existing + keys.filter { !present.contains(ObjectKey($0)) }
+                    case .collectionReplace:
+                        let kept = Set(keys.map(ObjectKey.init))
+                        for old in existing where !kept.contains(ObjectKey(old)) {
+                            try realm.deleteRow(boundFor: bound, index: index, key: old)
+                        }
+                    default:
+                        break
+                    }
+                    assignments[index] = .list(keys.map(FieldValue.link))
+                }
+            }
+            // 3. Upsert: present properties only; everything else keeps its value.
+            try realm.importRow(bound: bound, key: key, assignments: assignments, write: write)
+            if let object = realm.object(bound: bound, key: key) { objects[ObjectIdentifier(draft)] = object }
+        }
+        return objects
+    }
+
+    // MARK: Objects into JSON
+
+    /// The JSON of `object` under `mapping`.
+    func encode(_ object: Object, mapping: ObjectMapping, visiting: inout Set<ObjectIdentifier>, includeNulls: Bool = true) throws -> JSONValue {
+        var json = JSONValue.object([:])
+        let schema = mapping.info.schema
+        let identity = ObjectIdentifier(object)
+        visiting.insert(identity)
+        defer { visiting.remove(identity) }
+        for rule in mapping.rules where rule.encoded {
+            let property = schema.properties[rule.index]
+            let field = Self.field(of: object, index: rule.index)
+            let value: JSONValue
+            switch rule.kind {
+            case .attribute(let transformer):
+                if let transformer {
+                    value = try transformer.reverse(object[property.name])
+                } else {
+                    value = try jsonValue(field, property: property)
+                }
+            case .rawJSON:
+                if case .string(let text) = field, let parsed = try? JSONValue(string: text) { value = parsed } else { value = try jsonValue(field, property: property) }
+            case .relationship(let child, _, _):
+                let linked = object[property.name]
+                if let target = linked as? Object {
+                    value = visiting.contains(ObjectIdentifier(target)) ? .null : try encode(target, mapping: child, visiting: &visiting, includeNulls: includeNulls)
+                } else if let targets = linked as? [Object] {
+                    value = .array(try targets.map { try encode($0, mapping: child, visiting: &visiting, includeNulls: includeNulls) })
+                } else {
+                    value = .null
+                }
+            }
+            if value == .null, !includeNulls { continue }
+            guard let keyPath = rule.keyPath else {
+                // An attribute that is the whole representation.
+                return value
+            }
+            json = Self.setting(value, at: keyPath[...], in: json)
+        }
+        return json
+    }
+
+    static func field(of object: Object, index: Int) -> FieldValue {
+        if let state = object._state { return state.field(index) }
+        switch object._slots[index] {
+        case .value(let field): return field
+        case .object: return .null
+        case .list: return .list([])
+        }
+    }
+
+    func jsonValue(_ field: FieldValue, property: PropertySchema) throws -> JSONValue {
+        switch field {
+        case .null: return .null
+        case .bool(let b): return .bool(b)
+        case .int(let i): return property.kind == .bool ? .bool(i != 0) : .int(i)
+        case .double(let d): return .double(d)
+        case .float(let f): return .double(Double(f))
+        case .string(let s): return .string(s)
+        case .data(let d):
+            if property.kind == .column, let nested = try? JSONValue(data: d) { return nested }
+            return .string(d.base64EncodedString())
+        case .date(let d):
+            if let formatter = options.dateFormatter { return .string(formatter.string(from: d)) }
+            return .string(Self.isoFull.format(d))
+        case .uuid(let u): return .string(u.uuidString)
+        case .decimal(let d): return .string(d.description)
+        case .link(let key): return PrimaryKeyValue(keyBytes: key).map { try? jsonValue($0.field, property: property) }.flatMap { $0 } ?? .null
+        case .list(let items):
+            var element = property
+            element.isList = false
+            return .array(try items.map { try jsonValue($0, property: element) })
+        }
+    }
+
+    /// `json` with `value` placed at `path`, creating objects along the way.
+    static func setting(_ value: JSONValue, at path: ArraySlice<String>, in json: JSONValue) -> JSONValue {
+        guard let first = path.first else { return value }
+        var members: [String: JSONValue] = [:]
+        if case .object(let existing) = json { members = existing }
+        members[first] = setting(value, at: path.dropFirst(), in: members[first] ?? .object([:]))
+        return .object(members)
+    }
+}

@@ -1,0 +1,128 @@
+// ObjectMapping: the one description every JSON front end compiles to — which JSON key
+// path feeds which property, through which transformer, and how related objects map.
+// MappingEngine (decoding and encoding) only ever reads these.
+
+import Foundation
+
+/// How a JSON value becomes a property value and back (Realm+JSON's transformers,
+/// EntityMapping's map/reverseMap).
+public struct JSONValueTransformer: @unchecked Sendable {
+    /// JSON → a value for the property (a Swift value of the property's type, a
+    /// `JSONValue`, or nil for nil).
+    public let forward: (JSONValue) throws -> Any?
+    /// The property's value (a Swift value, nil for nil) → JSON.
+    public let reverse: (Any?) throws -> JSONValue
+
+    /// A transformer from two closures.
+    public init(forward: @escaping (JSONValue) throws -> Any?, reverse: @escaping (Any?) throws -> JSONValue) {
+        self.forward = forward
+        self.reverse = reverse
+    }
+}
+
+/// What happens to a relationship's current objects when JSON assigns new ones
+/// (FastEasyMapping's assignment policies).
+public enum AssignmentPolicy: Sendable {
+    /// Replace the link (to-many: the list) with the JSON's objects.
+    case assign
+    /// To-one: merge the JSON into the object already linked, if any.
+    case objectMerge
+    /// To-many: keep the current objects and add the JSON's ones not already there.
+    case collectionMerge
+    /// To-one: delete the object that was linked, then link the JSON's.
+    case objectReplace
+    /// To-many: delete the current objects that the JSON does not list, then assign.
+    case collectionReplace
+}
+
+/// A compiled mapping of one object type.
+final class ObjectMapping {
+    enum Kind {
+        case attribute(JSONValueTransformer?)
+        /// A String property holding the JSON subtree as text.
+        case rawJSON
+        case relationship(ObjectMapping, policy: AssignmentPolicy, weak: Bool)
+    }
+
+    struct Rule {
+        /// The property's position and name in the type's schema.
+        var index: Int
+        var property: String
+        /// JSON key path components; nil reads the representation itself (a relationship
+        /// by primary key, or an attribute that is the value).
+        var keyPath: [String]?
+        var kind: Kind
+        /// Written when encoding.
+        var encoded = true
+    }
+
+    let type: Object.Type
+    let info: ObjectType
+    var rules: [Rule] = []
+    /// Overrides the schema's primary key for uniqueness (EntityMapping's `primaryKey`).
+    var primaryKeyProperty: String?
+    /// Where the object or list sits in the JSON (envelopes, `rootPath`).
+    var objectRoot: [String]?
+    var listRoot: [String]?
+    /// Called on the JSON object before mapping (Realm+JSON's `preprocessedJSON`).
+    var preprocess: ((JSONValue) -> JSONValue)?
+
+    init(type: Object.Type) {
+        self.type = type
+        info = ObjectType.info(for: type)
+    }
+
+    var className: String { info.schema.className }
+
+    /// The schema position of the property used to find existing objects.
+    var identityIndex: Int? {
+        if let primaryKeyProperty { return info.schema.index(of: primaryKeyProperty) }
+        return info.primaryKeyIndex
+    }
+
+    static func path(_ keyPath: String) -> [String] {
+        keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    }
+}
+
+/// A mapping failure, naming where in the JSON it happened.
+public enum JSONMappingError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A value of the wrong type: `users[3].rank: expected Int, found String "12"`.
+    case typeMismatch(path: String, expected: String, found: String)
+    /// JSON null for a property that cannot be nil.
+    case nullValue(path: String, property: String)
+    /// An object without the primary key its type needs.
+    case missingPrimaryKey(path: String, type: String, property: String)
+    /// The JSON does not have the shape the call expects (an object, an array, an envelope).
+    case unexpectedShape(path: String, expected: String)
+    /// A weak relationship names an object that does not exist.
+    case unknownObject(path: String, type: String, key: String)
+    /// The JSON text itself is not valid.
+    case invalidJSON(JSONError)
+
+    public var description: String {
+        switch self {
+        case .typeMismatch(let path, let expected, let found): return "\(path): expected \(expected), found \(found)"
+        case .nullValue(let path, let property): return "\(path): null for non-optional property '\(property)'"
+        case .missingPrimaryKey(let path, let type, let property): return "\(path): \(type) needs its primary key '\(property)'"
+        case .unexpectedShape(let path, let expected): return "\(path): expected \(expected)"
+        case .unknownObject(let path, let type, let key): return "\(path): no \(type) with primary key \(key)"
+        case .invalidJSON(let error): return "invalid JSON: \(error)"
+        }
+    }
+}
+
+extension JSONValue {
+    /// How a value is named in error messages: `String "12"`, `Int 12`, `null`, `an object`.
+    var shortDescription: String {
+        switch self {
+        case .null: return "null"
+        case .bool(let b): return "Bool \(b)"
+        case .int(let i): return "Int \(i)"
+        case .double(let d): return "Double \(d)"
+        case .string(let s): return "String \"\(s.prefix(40))\""
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+}

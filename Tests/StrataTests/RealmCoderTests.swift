@@ -1,0 +1,171 @@
+// RealmCoder (API.md §3): the seed's examples (the User with envelopes, ignored fields and a
+// raw JSON subtree; the restaurant list then detail then list again, which must not wipe
+// the detail), errors with paths, policies, atomicity, and Twitter's real search results.
+
+import XCTest
+@testable import Strata
+
+final class CoderUser: Object {
+    override class var className: String { "User" }
+    @Persisted(primaryKey: true) var objId: Int = 0
+    @Persisted var username: String = ""
+    @Persisted var firstName: String = ""
+    @Persisted var lastName: String = ""
+    @Persisted var address: String = ""
+    @Persisted var phone: String = ""
+    @Persisted var configJson: String = ""
+    @Persisted var rank: Int = -1
+
+    override class var realmObjectEnvelope: String? { "user" }
+    override class var realmListEnvelope: String? { "users" }
+    override class var realmCodableKeys: [String: String] {
+        ["firstName": "first_name", "lastName": "last_name", "objId": "id", "configJson": "config_json"]
+    }
+    override class var realmCodableIgnoredAttributes: [String] { ["address", "phone"] }
+    override class var realmCodableRawJsonSubstrings: [String] { ["configJson"] }
+}
+
+final class Restaurant: Object {
+    @Persisted(primaryKey: true) var id: Int = 0
+    @Persisted var name: String = ""
+    @Persisted var phone: String = ""
+    @Persisted var rating: Double = 0
+    @Persisted var tags: List<String>
+}
+
+final class TwitterUser: Object {
+    @Persisted(primaryKey: true) var id: Int64 = 0
+    @Persisted var screenName: String = ""
+    @Persisted var followersCount: Int = 0
+}
+
+final class Status: Object {
+    @Persisted(primaryKey: true) var id: Int64 = 0
+    @Persisted var text: String = ""
+    @Persisted var createdAt: Date? = nil
+    @Persisted var user: TwitterUser?
+    @Persisted var entities: String = ""
+    @Persisted var retweetCount: Int = 0
+
+    override class var realmListEnvelope: String? { "statuses" }
+    override class var realmCodableRawJsonSubstrings: [String] { ["entities"] }
+}
+
+final class RealmCoderTests: RealmTestCase {
+    let types: [Object.Type] = [CoderUser.self, Restaurant.self, TwitterUser.self, Status.self]
+
+    func testTheSeedUserWithEnvelopesIgnoredAndRawAttributes() throws {
+        let realm = try openRealm(types: types)
+        let coder = RealmCoder(realm: realm)
+        let json = #"{"user": {"email": "bats@superfriends.org", "first_name": "Bruce", "id": 3, "last_name": "Wayne", "username": "bats", "address": "Wayne Manor", "config_json": {"theme": ["dark", 1]}}}"#
+        let user = try coder.decode(CoderUser.self, from: Data(json.utf8))
+        XCTAssertNotNil(user.realm, "committed to the realm")
+        XCTAssertEqual(user.objId, 3)
+        XCTAssertEqual(user.firstName, "Bruce")
+        XCTAssertEqual(user.address, "Wayne Manor")
+        XCTAssertEqual(try JSONValue(string: user.configJson), try JSONValue(string: #"{"theme":["dark",1]}"#), "the subtree, kept as JSON text")
+        let encoded = try JSONValue(data: coder.encode(user, useEnvelope: true))
+        XCTAssertEqual(encoded["user"]?["first_name"], .string("Bruce"))
+        XCTAssertEqual(encoded["user"]?["id"], .int(3))
+        XCTAssertNil(encoded["user"]?["address"], "ignored attributes are not sent")
+        XCTAssertNil(encoded["user"]?["phone"])
+        XCTAssertEqual(encoded["user"]?["config_json"], try JSONValue(string: #"{"theme":["dark",1]}"#), "raw JSON goes back as JSON")
+        // The list envelope, and a bare object without its envelope.
+        let users = try coder.decodeArray(CoderUser.self, from: Data(#"{"users": [{"id": 4, "first_name": "Diana"}, {"id": 5}]}"#.utf8))
+        XCTAssertEqual(users.map(\.objId), [4, 5])
+        XCTAssertEqual(try coder.decode(CoderUser.self, from: Data(#"{"id": 6, "username": "kal"}"#.utf8)).username, "kal")
+        let list = try JSONValue(data: coder.encodeArray(users, useEnvelope: true))
+        XCTAssertEqual(list["users"]?[0]?["first_name"], .string("Diana"))
+    }
+
+    func testTheRestaurantListThenDetailThenListKeepsTheDetail() throws {
+        let realm = try openRealm(types: types)
+        let coder = RealmCoder(realm: realm)
+        let list = #"[{"id": 1, "name": "Poole's", "rating": 4.5}, {"id": 2, "name": "Beasley's"}]"#
+        let detail = #"{"id": 1, "name": "Poole's Diner", "phone": "919-832-4477", "tags": ["diner", "mac and cheese"]}"#
+        _ = try coder.decodeArray(Restaurant.self, from: Data(list.utf8))
+        _ = try coder.decode(Restaurant.self, from: Data(detail.utf8))
+        _ = try coder.decodeArray(Restaurant.self, from: Data(list.utf8))
+        let poole = try XCTUnwrap(realm.object(ofType: Restaurant.self, forPrimaryKey: 1))
+        XCTAssertEqual(poole.name, "Poole's", "the list's summary fields are updated")
+        XCTAssertEqual(poole.phone, "919-832-4477", "the detail the list does not carry survives")
+        XCTAssertEqual(Array(poole.tags), ["diner", "mac and cheese"])
+        XCTAssertEqual(poole.rating, 4.5)
+    }
+
+    func testErrorsNamePathsAndWriteNothing() throws {
+        let realm = try openRealm(types: types)
+        let coder = RealmCoder(realm: realm)
+        let bad = #"{"users": [{"id": 1, "rank": 1}, {"id": 2}, {"id": 3}, {"id": 4, "rank": "12"}]}"#
+        XCTAssertThrowsError(try coder.decodeArray(CoderUser.self, from: Data(bad.utf8))) { error in
+            XCTAssertEqual("\(error)", #"users[3].rank: expected Int, found String "12""#)
+        }
+        XCTAssertEqual(realm.objects(CoderUser.self).count, 0, "a failed decode writes nothing")
+        let coercing = RealmCoder(realm: realm, typeMismatchPolicy: .coerce)
+        XCTAssertEqual(try coercing.decodeArray(CoderUser.self, from: Data(bad.utf8)).last?.rank, 12)
+        XCTAssertThrowsError(try coder.decode(CoderUser.self, from: Data(#"{"id": 9, "username": null}"#.utf8))) { error in
+            XCTAssertEqual("\(error)", "username: null for non-optional property 'username'")
+        }
+        let skipping = RealmCoder(realm: realm, nullPolicy: .skip)
+        XCTAssertEqual(try skipping.decode(CoderUser.self, from: Data(#"{"id": 9, "username": null}"#.utf8)).username, "")
+        XCTAssertThrowsError(try coder.decode(CoderUser.self, from: Data(#"{"username": "x"}"#.utf8))) { error in
+            XCTAssertEqual("\(error)", "$: User needs its primary key 'objId'")
+        }
+        XCTAssertThrowsError(try coder.decode(CoderUser.self, from: Data(#"{"id": 1,"#.utf8))) { error in
+            XCTAssertEqual("\(error)", "invalid JSON: JSON ends unexpectedly at byte 9")
+        }
+        XCTAssertThrowsError(try coder.decode(CoderUser.self, from: Data("[1]".utf8))) { error in
+            XCTAssertEqual("\(error)", "$: expected an object of User")
+        }
+    }
+
+    func testSnakeCaseKeysDuplicatesAndNestedObjectsByPrimaryKey() throws {
+        let realm = try openRealm(types: types)
+        let coder = RealmCoder(realm: realm, keyStrategy: .convertFromSnakeCase)
+        let json = #"""
+        {"statuses": [
+          {"id": 9223372036854775807, "text": "first", "retweet_count": 2, "user": {"id": 10, "screen_name": "ann", "followers_count": 5}},
+          {"id": 2, "text": "second", "user": {"id": 10, "screen_name": "ann2"}},
+          {"id": 2, "text": "second, again"}
+        ]}
+        """#
+        let statuses = try coder.decodeArray(Status.self, from: Data(json.utf8))
+        XCTAssertEqual(statuses.count, 3)
+        XCTAssertEqual(realm.objects(Status.self).count, 2, "duplicates in one payload are one object")
+        XCTAssertEqual(realm.object(ofType: Status.self, forPrimaryKey: Int64.max)?.retweetCount, 2, "64-bit ids stay exact")
+        XCTAssertEqual(realm.object(ofType: Status.self, forPrimaryKey: 2)?.text, "second, again")
+        XCTAssertEqual(realm.objects(TwitterUser.self).count, 1, "nested users upsert by primary key")
+        let ann = try XCTUnwrap(realm.object(ofType: TwitterUser.self, forPrimaryKey: 10))
+        XCTAssertEqual(ann.screenName, "ann2")
+        XCTAssertEqual(ann.followersCount, 5, "absent keys are left alone")
+        XCTAssertEqual(JSONKeyStrategy.snakeCase("userID"), "user_id")
+        XCTAssertEqual(JSONKeyStrategy.snakeCase("followersCount"), "followers_count")
+    }
+
+    func testTwitterSearchResults() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../shared/data/json/twitter.json").standardizedFileURL
+        guard let data = try? Data(contentsOf: url) else { throw XCTSkip("../shared/data/json is not available") }
+        let realm = try openRealm(types: types)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "EEE MMM dd HH:mm:ss Z yyyy"
+        let coder = RealmCoder(realm: realm, dateFormatter: formatter, keyStrategy: .convertFromSnakeCase)
+        let statuses = try coder.decodeArray(Status.self, from: data)
+        let source = try JSONValue(data: data)
+        guard case .array(let raw)? = source["statuses"] else { return XCTFail("no statuses") }
+        XCTAssertEqual(statuses.count, raw.count)
+        for (status, json) in zip(statuses, raw) {
+            XCTAssertEqual(.int(status.id), json["id"])
+            XCTAssertEqual(.string(status.text), json["text"])
+            XCTAssertEqual(status.user.map { JSONValue.int($0.id) }, json["user"]?["id"])
+            XCTAssertEqual(try JSONValue(string: status.entities), json["entities"], "entities kept as raw JSON")
+            XCTAssertNotNil(status.createdAt)
+            // And back: the fields we store come out as they came in.
+            let encoded = try coder.encodeValue(status)
+            XCTAssertEqual(encoded["id"], json["id"])
+            XCTAssertEqual(encoded["created_at"], json["created_at"])
+            XCTAssertEqual(encoded["entities"], json["entities"])
+            XCTAssertEqual(encoded["user"]?["screen_name"], json["user"]?["screen_name"])
+        }
+    }
+}
