@@ -54,7 +54,8 @@ final class Draft {
 }
 
 struct MappingEngine {
-    let realm: Realm
+    /// The realm decoding writes into (encoding unmanaged objects needs none).
+    let realm: Realm?
     var options: MappingOptions
 
     /// Drafts by type and identity, so a payload's duplicates become one object.
@@ -62,7 +63,7 @@ struct MappingEngine {
     /// Every draft, children before parents (the order they are written in).
     private(set) var drafts: [Draft] = []
 
-    init(realm: Realm, options: MappingOptions) {
+    init(realm: Realm?, options: MappingOptions) {
         self.realm = realm
         self.options = options
     }
@@ -166,6 +167,7 @@ struct MappingEngine {
             let converted = try transformer.forward(value)
             if let json = converted as? JSONValue { return try field(from: json, property: property, transformer: nil, path: path) }
             do {
+                guard let realm else { return try FieldValue.converting(converted, to: property, context: path) }
                 return try realm.field(for: converted, property: property, context: path)
             } catch {
                 if options.typeMismatchPolicy == .skip { return nil }
@@ -309,7 +311,7 @@ struct MappingEngine {
 
     /// Writes every draft (inside the realm's open write) and returns each draft's object.
     mutating func apply() throws -> [ObjectIdentifier: Object] {
-        guard let write = realm.writeState else { throw RealmError.notInWriteTransaction }
+        guard let realm, let write = realm.writeState else { throw RealmError.notInWriteTransaction }
         var objects: [ObjectIdentifier: Object] = [:]
         // Identity look-ups for mappings whose identity is not the schema's primary key:
         // one scan per type per payload.
@@ -402,7 +404,7 @@ struct MappingEngine {
         let identity = ObjectIdentifier(object)
         visiting.insert(identity)
         defer { visiting.remove(identity) }
-        for rule in mapping.rules where rule.encoded {
+        for rule in (mapping.encodeRules.isEmpty ? mapping.rules : mapping.encodeRules) where rule.encoded {
             let property = schema.properties[rule.index]
             let field = Self.field(of: object, index: rule.index)
             let value: JSONValue

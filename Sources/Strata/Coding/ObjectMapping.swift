@@ -59,6 +59,9 @@ final class ObjectMapping {
     let type: Object.Type
     let info: ObjectType
     var rules: [Rule] = []
+    /// Rules used when encoding, when they differ from the decoding ones (Realm+JSON's
+    /// outbound mapping); empty: `rules` serve both.
+    var encodeRules: [Rule] = []
     /// Overrides the schema's primary key for uniqueness (EntityMapping's `primaryKey`).
     var primaryKeyProperty: String?
     /// Where the object or list sits in the JSON (envelopes, `rootPath`).

@@ -44,6 +44,20 @@ open class Object: CustomStringConvertible {
     /// The key wrapping a list of objects (`{"users": [...]}`), if the server uses one (RealmCoder).
     open class var realmListEnvelope: String? { nil }
 
+    // MARK: JSON coding (Realm+JSON style), all optional
+
+    /// JSON key path → property name for decoding; empty: every property from its
+    /// snake_case key.
+    open class var jsonInboundMapping: [String: String] { [:] }
+    /// Property name → JSON key path for encoding; empty: every property to its snake_case key.
+    open class var jsonOutboundMapping: [String: String] { [:] }
+    /// The outbound mapping for this object (default: the class's).
+    open func jsonOutboundMappingForInstance() -> [String: String] { Self.jsonOutboundMapping }
+    /// The JSON object as it arrives, to adjust before mapping (default: unchanged).
+    open class func preprocessedJSON(_ json: [String: Any]) -> [String: Any] { json }
+    /// How the JSON of a property converts (default: none).
+    open class func jsonTransformer(forProperty name: String) -> JSONValueTransformer? { nil }
+
     /// The realm that manages this object, or nil while unmanaged.
     public var realm: Realm? { _state?.realm }
 
