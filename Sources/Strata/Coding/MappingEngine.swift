@@ -41,6 +41,8 @@ final class Draft {
     var identity: FieldValue?
     /// The engine key once written.
     var key: [UInt8]?
+    /// Reached only through weak relationships: bound if it exists, never written.
+    var onlyWeak = false
 
     enum Link {
         case one(Draft?)
@@ -71,9 +73,10 @@ struct MappingEngine {
     // MARK: Reading JSON into drafts
 
     /// Reads one object's representation.
-    mutating func collect(_ json: JSONValue, mapping: ObjectMapping, path: String) throws -> Draft {
+    mutating func collect(_ json: JSONValue, mapping: ObjectMapping, path: String, weak: Bool = false) throws -> Draft {
         let json = mapping.preprocess?(json) ?? json
         let draft = Draft(mapping: mapping, path: path)
+        draft.onlyWeak = weak
         let schema = mapping.info.schema
         for rule in mapping.rules {
             let value: JSONValue
@@ -100,14 +103,14 @@ struct MappingEngine {
                 } else {
                     draft.fields[rule.index] = .string(String(decoding: try value.data(), as: UTF8.self))
                 }
-            case .relationship(let child, _, _):
+            case .relationship(let child, _, let weak):
                 if property.isList {
                     switch value {
                     case .null: draft.links[rule.index] = .many([])
                     case .array(let elements):
                         var children: [Draft] = []
                         for (position, element) in elements.enumerated() {
-                            children.append(try collect(element, mapping: child, path: "\(location)[\(position)]"))
+                            children.append(try collect(element, mapping: child, path: "\(location)[\(position)]", weak: weak))
                         }
                         draft.links[rule.index] = .many(children)
                     default:
@@ -116,7 +119,7 @@ struct MappingEngine {
                 } else if value == .null {
                     draft.links[rule.index] = .one(nil)
                 } else {
-                    draft.links[rule.index] = .one(try collect(value, mapping: child, path: location))
+                    draft.links[rule.index] = .one(try collect(value, mapping: child, path: location, weak: weak))
                 }
             }
         }
@@ -128,8 +131,11 @@ struct MappingEngine {
             draft.identity = identity
             if let earlier = known[mapping.className]?[identity] {
                 // The same object twice in one payload: one object, later values win.
-                earlier.fields.merge(draft.fields) { $1 }
-                earlier.links.merge(draft.links) { $1 }
+                if !weak {
+                    earlier.fields.merge(draft.fields) { $1 }
+                    earlier.links.merge(draft.links) { $1 }
+                }
+                earlier.onlyWeak = earlier.onlyWeak && weak
                 return earlier
             }
             known[mapping.className, default: [:]][identity] = draft
@@ -348,6 +354,11 @@ struct MappingEngine {
                 }
             }
             draft.key = key
+            if draft.onlyWeak {
+                // Named only by weak relationships: bind to it if it exists, never create it.
+                if let object = realm.object(bound: bound, key: key) { objects[ObjectIdentifier(draft)] = object }
+                continue
+            }
             // 2. Links, per relationship policy.
             var assignments = draft.fields
             for (index, link) in draft.links {
