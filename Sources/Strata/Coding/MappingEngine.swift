@@ -470,7 +470,9 @@ struct MappingEngine {
             return .string(d.base64EncodedString())
         case .date(let d):
             if let formatter = options.dateFormatter { return .string(formatter.string(from: d)) }
-            return .string(Self.isoFull.format(d))
+            // Whole seconds print without a fraction, so "2013-01-10T07:58:30Z" round-trips.
+            let wholeSeconds = d.timeIntervalSince1970.rounded() == d.timeIntervalSince1970
+            return .string(wholeSeconds ? Self.isoPlain.format(d) : Self.isoFull.format(d))
         case .uuid(let u): return .string(u.uuidString)
         case .decimal(let d): return .string(d.description)
         case .link(let key): return PrimaryKeyValue(keyBytes: key).map { try? jsonValue($0.field, property: property) }.flatMap { $0 } ?? .null
