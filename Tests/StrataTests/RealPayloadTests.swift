@@ -139,7 +139,10 @@ final class RealPayloadTests: RealmTestCase {
     func testMutatedPayloadsNeverTrapAndNeverWriteHalf() throws {
         let data = try payload("twitter.json")
         let realm = try openRealm(types: [TwitterUser.self, Status.self])
-        let coder = RealmCoder(realm: realm, keyStrategy: .convertFromSnakeCase)
+        let twitterDates = DateFormatter()
+        twitterDates.locale = Locale(identifier: "en_US_POSIX")
+        twitterDates.dateFormat = "EEE MMM dd HH:mm:ss Z yyyy"
+        let coder = RealmCoder(realm: realm, dateFormatter: twitterDates, keyStrategy: .convertFromSnakeCase)
         var generator = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["STRATA_SEED"] ?? "") ?? 5)
         let scale = Int(ProcessInfo.processInfo.environment["STRATA_FUZZ_SCALE"] ?? "") ?? 1
         _ = try coder.decodeArray(Status.self, from: data)      // a store with data, which failures must not touch
