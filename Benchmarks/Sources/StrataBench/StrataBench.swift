@@ -73,6 +73,9 @@ struct StrataBench: ParsableCommand {
             let rows = try JSONBenchmarks(directory: jsonDirectory, rounds: max(rounds, 5)).run()
             print("\n## JSON reading (same run, same payloads)\n")
             print(markdownTable(rows))
+            let imports = try ImportBenchmarks(parents: 10_000, statuses: 10_000, directory: work, jsonDirectory: jsonDirectory).run()
+            print("\n## JSON import (same run, same payloads)\n")
+            print(markdownTable(imports))
         }
         if suite == "all" || suite == "controller" {
             let rows = try ControllerBenchmarks(sizes: [10_000, 100_000, 1_000_000], workDirectory: work).run()

@@ -1,0 +1,244 @@
+// JSON import benchmarks (issue 5): REST payloads into a store, Strata's RealmCoder against
+// (a) JSONDecoder + GRDB Codable upsert and (b) JSONSerialization + GRDB partial updates,
+// both in one transaction, on the same payloads in the same run: FastEasyMapping's
+// workload (parents × 10 children, cold insert then hot update) and Twitter search
+// results scaled up (statuses with their users by primary key).
+
+import Foundation
+import GRDB
+import Strata
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class ImportParent: Object {
+    @Persisted(primaryKey: true) var id: Int = 0
+    @Persisted var name: String = ""
+    @Persisted var email: String = ""
+    @Persisted var score: Double = 0
+    @Persisted var children: List<ImportChild>
+}
+
+final class ImportChild: Object {
+    @Persisted(primaryKey: true) var id: Int = 0
+    @Persisted var name: String = ""
+    @Persisted var value: Int = 0
+}
+
+struct ParentRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "parent"
+    var id: Int
+    var name: String
+    var email: String
+    var score: Double
+}
+
+struct ChildRecord: Codable, FetchableRecord, PersistableRecord {
+    static let databaseTableName = "child"
+    var id: Int
+    var parentId: Int?
+    var name: String
+    var value: Int
+}
+
+/// The JSON shape of a parent, for JSONDecoder.
+struct ParentJSON: Decodable {
+    var id: Int
+    var name: String
+    var email: String
+    var score: Double
+    var children: [ChildJSON]
+}
+
+struct ChildJSON: Decodable {
+    var id: Int
+    var name: String
+    var value: Int
+}
+
+/// Resident memory in bytes (from /proc; reading it takes no lock the measured code needs,
+/// unlike malloc statistics).
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+}
+
+/// Peak growth of resident memory while `body` runs, sampled every 2 ms.
+func peakHeap(_ body: () throws -> Void) rethrows -> Int {
+    final class Peak: @unchecked Sendable {
+        var value = 0
+        var running = true
+        let lock = NSLock()
+    }
+    let base = residentBytes()
+    let peak = Peak()
+    let sampler = Thread {
+        while peak.lock.withLock({ peak.running }) {
+            let now = residentBytes() - base
+            peak.lock.withLock { peak.value = max(peak.value, now) }
+            usleep(2000)
+        }
+    }
+    sampler.start()
+    defer { peak.lock.withLock { peak.running = false } }
+    try body()
+    return peak.lock.withLock { max(peak.value, residentBytes() - base) }
+}
+
+struct ImportBenchmarks {
+    var parents: Int
+    var statuses: Int
+    var directory: String
+    var jsonDirectory: String
+
+    func log(_ s: String) { FileHandle.standardError.write(Data((s + "\n").utf8)) }
+
+    func parentsPayload(version: Int) -> Data {
+        var out = "["
+        for i in 0 ..< parents {
+            if i > 0 { out += "," }
+            out += #"{"id":\#(i),"name":"parent \#(i) v\#(version)","email":"p\#(i)@example.com","score":\#(Double(i) / 3 + Double(version)),"children":["#
+            for j in 0 ..< 10 {
+                if j > 0 { out += "," }
+                out += #"{"id":\#(i * 10 + j),"name":"child \#(j) of \#(i)","value":\#(j + version)}"#
+            }
+            out += "]}"
+        }
+        return Data((out + "]").utf8)
+    }
+
+    func run() throws -> [ResultRow] {
+        var rows: [ResultRow] = []
+        let realmDir = URL(fileURLWithPath: directory + "/import-strata")
+        let sqlitePath = directory + "/import.sqlite"
+        try? FileManager.default.removeItem(at: realmDir)
+        try? FileManager.default.removeItem(atPath: sqlitePath)
+        var config = Realm.Configuration(directory: realmDir)
+        config.objectTypes = [ImportParent.self, ImportChild.self, TwitterUserModel.self, TwitterStatusModel.self]
+        let realm = try Realm(configuration: config)
+        let coder = RealmCoder(realm: realm)
+        let db = try DatabaseQueue(path: sqlitePath)
+        try db.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try db.create(table: "parent") { t in
+                t.column("id", .integer).primaryKey()
+                t.column("name", .text).notNull(); t.column("email", .text).notNull(); t.column("score", .double).notNull()
+            }
+            try db.create(table: "child") { t in
+                t.column("id", .integer).primaryKey()
+                t.column("parentId", .integer).indexed()
+                t.column("name", .text).notNull(); t.column("value", .integer).notNull()
+            }
+        }
+        for (label, version) in [("cold insert", 0), ("hot update", 1)] {
+            let payload = parentsPayload(version: version)
+            log("import: \(parents) parents × 10, \(label) (\(payload.count >> 10) KiB)")
+            var strataSeconds = 0.0
+            let heap = try peakHeap {
+                strataSeconds = try time { _ = try coder.decodeArray(ImportParent.self, from: payload) }
+            }
+            let grdbCodable = try time {
+                let decoded = try JSONDecoder().decode([ParentJSON].self, from: payload)
+                try db.write { db in
+                    for parent in decoded {
+                        try ParentRecord(id: parent.id, name: parent.name, email: parent.email, score: parent.score).upsert(db)
+                        for child in parent.children {
+                            try ChildRecord(id: child.id, parentId: parent.id, name: child.name, value: child.value).upsert(db)
+                        }
+                    }
+                }
+            }
+            let grdbPartial = try time {
+                let array = try JSONSerialization.jsonObject(with: payload) as! [[String: Any]]
+                try db.write { db in
+                    for parent in array {
+                        let id = parent["id"] as! Int
+                        if var record = try ParentRecord.fetchOne(db, key: id) {
+                            try record.updateChanges(db) {
+                                $0.name = parent["name"] as! String
+                                $0.email = parent["email"] as! String
+                                $0.score = (parent["score"] as! NSNumber).doubleValue
+                            }
+                        } else {
+                            try ParentRecord(id: id, name: parent["name"] as! String, email: parent["email"] as! String,
+                                             score: (parent["score"] as! NSNumber).doubleValue).insert(db)
+                        }
+                        for child in parent["children"] as! [[String: Any]] {
+                            let childID = child["id"] as! Int
+                            if var record = try ChildRecord.fetchOne(db, key: childID) {
+                                try record.updateChanges(db) { $0.name = child["name"] as! String; $0.value = child["value"] as! Int }
+                            } else {
+                                try ChildRecord(id: childID, parentId: id, name: child["name"] as! String, value: child["value"] as! Int).insert(db)
+                            }
+                        }
+                    }
+                }
+            }
+            let fastest = min(grdbCodable, grdbPartial)
+            rows.append(ResultRow(
+                benchmark: "import \(parents / 1000)k parents × 10 children, \(label) (\(payload.count >> 20) MiB JSON)",
+                strata: String(format: "%.2f s; peak memory +%.1f× the payload", strataSeconds, Double(heap) / Double(payload.count)),
+                baseline: String(format: "JSONSerialization + updateChanges %.2f s", grdbPartial),
+                sqlite: String(format: "JSONDecoder + upsert %.2f s", grdbCodable),
+                ratios: String(format: "%.1f× the fastest GRDB path", fastest / strataSeconds),
+                target: "≥ 20× fastest GRDB; ≤ 3× payload memory"))
+        }
+        if let twitter = FileManager.default.contents(atPath: jsonDirectory + "/twitter.json"),
+           case .array(let statuses)? = try JSONValue(data: twitter)["statuses"] {
+            // Copies of the 100 statuses with fresh ids; users keep theirs (upserted by key).
+            var scaled: [JSONValue] = []
+            scaled.reserveCapacity(self.statuses)
+            for index in 0 ..< self.statuses {
+                guard case .object(var status) = statuses[index % statuses.count] else { continue }
+                status["id"] = .int(Int64(index + 1))
+                scaled.append(.object(status))
+            }
+            let payload = try JSONValue.object(["statuses": .array(scaled)]).data()
+            log("import: \(self.statuses) Twitter statuses (\(payload.count >> 20) MiB)")
+            let twitterDates = DateFormatter()
+            twitterDates.locale = Locale(identifier: "en_US_POSIX")
+            twitterDates.dateFormat = "EEE MMM dd HH:mm:ss Z yyyy"
+            let twitterCoder = RealmCoder(realm: realm, dateFormatter: twitterDates, keyStrategy: .convertFromSnakeCase)
+            var strataSeconds = 0.0
+            let heap = try peakHeap {
+                strataSeconds = try time { _ = try twitterCoder.decodeArray(TwitterStatusModel.self, from: payload) }
+            }
+            let serialization = try time { _ = try JSONSerialization.jsonObject(with: payload) }
+            rows.append(ResultRow(
+                benchmark: "import \(self.statuses / 1000)k Twitter statuses with users (\(payload.count >> 20) MiB JSON)",
+                strata: String(format: "%.2f s (%.0f MB/s); peak memory +%.1f× the payload", strataSeconds, Double(payload.count) / strataSeconds / 1e6,
+                               Double(heap) / Double(payload.count)),
+                baseline: String(format: "JSONSerialization alone %.2f s", serialization),
+                sqlite: "–",
+                ratios: String(format: "%.1f× JSONSerialization's parse alone", serialization / strataSeconds),
+                target: "≤ 3× payload memory"))
+        }
+        realm.invalidate()
+        return rows
+    }
+}
+
+final class TwitterUserModel: Object {
+    override class var className: String { "TwitterUser" }
+    @Persisted(primaryKey: true) var id: Int64 = 0
+    @Persisted var screenName: String = ""
+    @Persisted var name: String = ""
+    @Persisted var followersCount: Int = 0
+    @Persisted var bio: String? = nil
+    override class var realmCodableKeys: [String: String] { ["bio": "description"] }
+}
+
+final class TwitterStatusModel: Object {
+    override class var className: String { "Status" }
+    @Persisted(primaryKey: true) var id: Int64 = 0
+    @Persisted var text: String = ""
+    @Persisted var createdAt: Date? = nil
+    @Persisted var user: TwitterUserModel?
+    @Persisted var entities: String = ""
+    @Persisted var retweetCount: Int = 0
+    @Persisted var favoriteCount: Int = 0
+    override class var realmListEnvelope: String? { "statuses" }
+    override class var realmCodableRawJsonSubstrings: [String] { ["entities"] }
+}
