@@ -108,6 +108,25 @@ struct ImportBenchmarks {
         return Data((out + "]").utf8)
     }
 
+    /// Strata alone: the parents workload, cold then hot, `rounds` times (for perf).
+    func profile(rounds: Int) throws {
+        let payloads = [parentsPayload(version: 0), parentsPayload(version: 1)]
+        for round in 0 ..< rounds {
+            let realmDir = URL(fileURLWithPath: directory + "/import-profile")
+            try? FileManager.default.removeItem(at: realmDir)
+            var config = Realm.Configuration(directory: realmDir)
+            config.objectTypes = [ImportParent.self, ImportChild.self]
+            config.storeOptions.durability = .none
+            let realm = try Realm(configuration: config)
+            let coder = RealmCoder(realm: realm)
+            for payload in payloads {
+                let seconds = try time { _ = try coder.decodeArray(ImportParent.self, from: payload) }
+                log(String(format: "round %d: %.3f s", round, seconds))
+            }
+            realm.invalidate()
+        }
+    }
+
     func run() throws -> [ResultRow] {
         var rows: [ResultRow] = []
         let realmDir = URL(fileURLWithPath: directory + "/import-strata")

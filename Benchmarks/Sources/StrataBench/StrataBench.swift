@@ -30,6 +30,8 @@ struct StrataBench: ParsableCommand {
     var suite = "all"
     @Option(help: "Profile one object-level phase alone: upsert, make, read, scan or sort.")
     var profileObjects: String?
+    @Flag(help: "Profile the JSON import alone (the parents workload, cold then hot).")
+    var profileImport = false
     @Option(help: "Objects in the object-level benchmarks.")
     var objects = 100_000
 
@@ -39,6 +41,10 @@ struct StrataBench: ParsableCommand {
         defer { if directory == nil { try? FileManager.default.removeItem(atPath: work) } }
         let engine = EngineBenchmarks(records: records, valueSize: valueSize, commits: commits, reads: reads,
                                       workDirectory: work)
+        if profileImport {
+            try ImportBenchmarks(parents: 10_000, statuses: 0, directory: work, jsonDirectory: jsonDirectory).profile(rounds: rounds)
+            return
+        }
         if let phase = profileObjects {
             try ObjectBenchmarks(objects: objects, reads: reads, workDirectory: work).profile(phase: phase, rounds: rounds)
             return
