@@ -193,7 +193,13 @@ public final class Deserializer {
         delegate?.deserializer(self, willMapObjectFromRepresentation: json, mapping: mapping)
         var engine = MappingEngine(realm: realm, options: MappingOptions())
         let draft = try engine.collect(json, mapping: compiled, path: "")
-        let object = try inWrite { try engine.apply()[ObjectIdentifier(draft)]! }
+        let object = try inWrite { () throws -> Object in
+            try engine.apply()
+            guard let object = engine.object(for: draft) else {
+                throw JSONMappingError.unexpectedShape(path: "$", expected: "an object that exists (a weak mapping names one that does not)")
+            }
+            return object
+        }
         delegate?.deserializer(self, didMapObject: object, fromRepresentation: json, mapping: mapping)
         return object
     }
@@ -214,8 +220,8 @@ public final class Deserializer {
             drafts.append(try engine.collect(element, mapping: compiled, path: "[\(index)]"))
         }
         let objects = try inWrite {
-            let written = try engine.apply()
-            return drafts.map { written[ObjectIdentifier($0)]! }
+            try engine.apply()
+            return drafts.compactMap { engine.object(for: $0) }
         }
         for (object, element) in zip(objects, elements) {
             delegate?.deserializer(self, didMapObject: object, fromRepresentation: element, mapping: mapping)

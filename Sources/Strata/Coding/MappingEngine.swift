@@ -315,10 +315,10 @@ struct MappingEngine {
 
     // MARK: Writing drafts
 
-    /// Writes every draft (inside the realm's open write) and returns each draft's object.
-    mutating func apply() throws -> [ObjectIdentifier: Object] {
+    /// Writes every draft (inside the realm's open write); ``object(for:)`` then gives the
+    /// objects the caller returns (only those are built).
+    mutating func apply() throws {
         guard let realm, let write = realm.writeState else { throw RealmError.notInWriteTransaction }
-        var objects: [ObjectIdentifier: Object] = [:]
         // Identity look-ups for mappings whose identity is not the schema's primary key:
         // one scan per type per payload.
         var byIdentity: [String: [FieldValue: [UInt8]]] = [:]
@@ -356,7 +356,6 @@ struct MappingEngine {
             draft.key = key
             if draft.onlyWeak {
                 // Named only by weak relationships: bind to it if it exists, never create it.
-                if let object = realm.object(bound: bound, key: key) { objects[ObjectIdentifier(draft)] = object }
                 continue
             }
             // 2. Links, per relationship policy.
@@ -401,9 +400,13 @@ struct MappingEngine {
             }
             // 3. Upsert: present properties only; everything else keeps its value.
             try realm.importRow(bound: bound, key: key, assignments: assignments, write: write)
-            if let object = realm.object(bound: bound, key: key) { objects[ObjectIdentifier(draft)] = object }
         }
-        return objects
+    }
+
+    /// The object a written draft became (nil for a weak one that names no existing object).
+    func object(for draft: Draft) -> Object? {
+        guard let realm, let key = draft.key, let bound = try? realm.boundType(for: draft.mapping.type) else { return nil }
+        return realm.object(bound: bound, key: key)
     }
 
     // MARK: Objects into JSON

@@ -131,8 +131,8 @@ public final class RealmCoder {
         var engine = MappingEngine(realm: realm, options: options)
         let draft = try engine.collect(body, mapping: mapping, path: "")
         return try inWrite {
-            let objects = try engine.apply()
-            return objects[ObjectIdentifier(draft)] as! T
+            try engine.apply()
+            return engine.object(for: draft) as! T
         }
     }
 
@@ -158,8 +158,8 @@ public final class RealmCoder {
             drafts.append(try engine.collect(element, mapping: mapping, path: "\(prefix)[\(index)]"))
         }
         return try inWrite {
-            let objects = try engine.apply()
-            return drafts.map { objects[ObjectIdentifier($0)] as! T }
+            try engine.apply()
+            return drafts.map { engine.object(for: $0) as! T }
         }
     }
 

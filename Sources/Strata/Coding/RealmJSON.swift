@@ -175,8 +175,8 @@ extension Object {
             drafts.append(try engine.collect(element, mapping: mapping, path: "[\(index)]"))
         }
         let apply = { () throws -> [Object] in
-            let objects = try engine.apply()
-            return drafts.compactMap { objects[ObjectIdentifier($0)] }
+            try engine.apply()
+            return drafts.compactMap { engine.object(for: $0) }
         }
         return realm.isInWriteTransaction ? try apply() : try realm.write(apply)
     }
@@ -191,8 +191,8 @@ extension Object {
         var engine = MappingEngine(realm: realm, options: MappingOptions())
         let draft = try engine.collect(json, mapping: mapping, path: "")
         let apply = { () throws -> Self in
-            let objects = try engine.apply()
-            return objects[ObjectIdentifier(draft)] as! Self
+            try engine.apply()
+            return engine.object(for: draft) as! Self
         }
         return realm.isInWriteTransaction ? try apply() : try realm.write(apply)
     }
