@@ -171,7 +171,12 @@ final class ToolTests: XCTestCase {
         XCTAssertEqual(run.status, 0, run.stderr)
         for line in ["committed as sequence 1", "snapshot 1: user 42 lives in Osaka, user 43 exists",
                      "latest   2: user 42 lives in Lagos, user 43 is gone", "user 1 is still Lisbon-based, sequence still 2",
-                     "5000 users, sequence 42", "readers and writers never stopped", "verify: ok"] {
+                     "5000 users, sequence 42", "readers and writers never stopped", "verify: ok",
+                     "phone +1-919-832-4477 (the list does not carry phones; the cached one survived)",
+                     #"a bad payload is refused whole: restaurants[1].rating: expected Double, found String "five stars"; still 3 restaurants"#,
+                     #"{"restaurant":{"city":"Raleigh","id":1,"name":"Poole's","phone":"+1-919-832-4477","rating":4.7}}"#,
+                     #"Insert section "Tokyo" at 2"#, "Insert Sushi Kanesaka at 2.0", "sections now: Porto (1), Raleigh (2), Tokyo (1)",
+                     "the other thread found Poole's, rated 4.7", "after compaction", "verify: ok; stats:"] {
             XCTAssertTrue(run.stdout.contains(line), "missing \"\(line)\" in:\n\(run.stdout)")
         }
         // The store it leaves behind is a healthy one.

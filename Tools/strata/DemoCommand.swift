@@ -1,6 +1,6 @@
-// `strata demo [<dir>]`: a guided tour of what the engine does, on a store in a temporary
-// directory (or the one given): transactions, snapshots, a rolled-back write, reopening
-// from hint files, and where the bytes are.
+// `strata demo [<dir>]`: a guided tour, on a store in a temporary directory (or the one
+// given): the engine (transactions, snapshots, a rolled-back write, reopening from hint
+// files, compaction), then objects over it (ObjectTour.swift).
 
 import ArgumentParser
 import Foundation
@@ -20,6 +20,8 @@ struct DemoCommand: ParsableCommand {
         do {
             try DemoTour(path: path).run()
         } catch let error as StoreError {
+            throw CommandFailure(message: error.description)
+        } catch let error as RealmError {
             throw CommandFailure(message: error.description)
         }
     }
@@ -108,6 +110,8 @@ struct DemoTour {
         let verified = try store.verify()
         say("   verify: \(verified.isClean ? "ok" : "DAMAGED"), \(verified.recordsChecked) records, \(verified.keysChecked) keys checked")
         try store.close()
+        say()
+        try ObjectTour(path: path + "/objects", say: say).run()
         say()
         say("Done. Every commit above was durable when it returned; a crash at any moment keeps exactly the committed transactions.")
     }
