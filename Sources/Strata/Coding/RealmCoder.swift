@@ -138,12 +138,20 @@ public final class RealmCoder {
 
     /// Decodes an array (bare, or inside the `realmListEnvelope`) in one transaction.
     public func decodeArray<T: Object>(_ type: T.Type, from data: Data) throws -> [T] {
-        try decodeArray(type, from: try parse(data))
+        try realm.checkThread()
+        // The parsed document is released once read into drafts, before anything is written.
+        var (engine, drafts) = try collectArray(type, from: try parse(data))
+        return try write(&engine, drafts, as: type)
     }
 
     /// Decodes an array from a parsed value.
     public func decodeArray<T: Object>(_ type: T.Type, from json: JSONValue) throws -> [T] {
         try realm.checkThread()
+        var (engine, drafts) = try collectArray(type, from: json)
+        return try write(&engine, drafts, as: type)
+    }
+
+    private func collectArray<T: Object>(_ type: T.Type, from json: JSONValue) throws -> (MappingEngine, [Draft]) {
         let mapping = mapping(for: type)
         var body = json
         if let envelope = mapping.listRoot, let inner = MappingEngine.value(in: json, at: envelope) { body = inner }
@@ -153,11 +161,16 @@ public final class RealmCoder {
         var engine = MappingEngine(realm: realm, options: options)
         let prefix = mapping.listRoot?.first ?? ""
         var drafts: [Draft] = []
+        drafts.reserveCapacity(elements.count)
         for (index, element) in elements.enumerated() {
             guard case .object = element else { throw JSONMappingError.unexpectedShape(path: "\(prefix)[\(index)]", expected: "an object") }
             drafts.append(try engine.collect(element, mapping: mapping, path: "\(prefix)[\(index)]"))
         }
-        return try inWrite {
+        return (engine, drafts)
+    }
+
+    private func write<T: Object>(_ engine: inout MappingEngine, _ drafts: [Draft], as type: T.Type) throws -> [T] {
+        try inWrite {
             try engine.apply()
             return drafts.map { engine.object(for: $0) as! T }
         }
