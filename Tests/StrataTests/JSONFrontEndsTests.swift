@@ -169,6 +169,27 @@ final class JSONFrontEndsTests: RealmTestCase {
         XCTAssertEqual(try Serializer.serialize(collection: many, mapping: person)["result"]?[1]?["user_email"], .string("b@x"))
     }
 
+    func testObjectMergeUpdatesTheLinkedObjectAndObjectReplaceDeletesIt() throws {
+        let realm = try openRealm(types: types)
+        let car = EntityMapping(for: FEMCar.self)
+        car.addAttributes(fromArray: ["model", "year"])
+        let person = EntityMapping(for: FEMPerson.self)
+        person.addAttributes(fromArray: ["email", "name"])
+        let link = Relationship(property: "car", keyPath: "car", mapping: car)
+        link.assignmentPolicy = .objectMerge
+        person.addRelationship(link)
+        let deserializer = Deserializer(realm: realm)
+        let ann = try deserializer.object(fromRepresentation: ["email": "ann@x", "car": ["model": "i30", "year": "2013"]], mapping: person) as! FEMPerson
+        try deserializer.object(fromRepresentation: ["email": "ann@x", "car": ["year": "2014"]], mapping: person)
+        XCTAssertEqual(realm.objects(FEMCar.self).count, 1, "merged into the linked car, not a new one")
+        XCTAssertEqual(ann.car?.model, "i30")
+        XCTAssertEqual(ann.car?.year, "2014")
+        link.assignmentPolicy = .objectReplace
+        try deserializer.object(fromRepresentation: ["email": "ann@x", "car": ["model": "Golf"]], mapping: person)
+        XCTAssertEqual(realm.objects(FEMCar.self).map(\.model), ["Golf"], "the replaced car is deleted")
+        XCTAssertEqual(ann.car?.model, "Golf")
+    }
+
     func testWebsiteCategoryByPrimaryKeyWithAWeakRelationship() throws {
         let realm = try openRealm(types: types)
         try realm.write { try realm.create(Category.self, value: ["identifier": 4, "name": "news"]) }

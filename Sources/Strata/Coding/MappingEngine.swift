@@ -322,12 +322,28 @@ struct MappingEngine {
         // Identity look-ups for mappings whose identity is not the schema's primary key:
         // one scan per type per payload.
         var byIdentity: [String: [FieldValue: [UInt8]]] = [:]
+        // objectMerge: a linked object without identity merges into the object the parent
+        // already links to, so it takes that object's key.
+        var mergeTargets: [ObjectIdentifier: [UInt8]] = [:]
+        for draft in drafts {
+            let bound = try realm.boundType(for: draft.mapping.type)
+            guard let identity = draft.identity, draft.mapping.identityIndex == bound.primaryKeyIndex,
+                  let parentKey = PrimaryKeyValue(field: identity)?.keyBytes else { continue }
+            for (index, link) in draft.links {
+                guard case .one(let child?) = link, child.identity == nil,
+                      case .relationship(_, .objectMerge, _)? = draft.mapping.rules.first(where: { $0.index == index })?.kind,
+                      case .link(let current)? = realm.currentField(bound: bound, key: parentKey, index: index) else { continue }
+                mergeTargets[ObjectIdentifier(child)] = current
+            }
+        }
         for draft in drafts {
             let mapping = draft.mapping
             let bound = try realm.boundType(for: mapping.type)
             // 1. The object's key.
             let key: [UInt8]
-            if let identity = draft.identity, mapping.identityIndex == bound.primaryKeyIndex {
+            if let merged = mergeTargets[ObjectIdentifier(draft)] {
+                key = merged
+            } else if let identity = draft.identity, mapping.identityIndex == bound.primaryKeyIndex {
                 guard let primaryKey = PrimaryKeyValue(field: identity) else {
                     throw JSONMappingError.typeMismatch(path: draft.path, expected: "a primary key", found: "\(identity)")
                 }
