@@ -87,17 +87,20 @@ struct MappingEngine {
                 value = json
             }
             let property = schema.properties[rule.index]
-            let location = path.isEmpty ? (rule.keyPath?.joined(separator: ".") ?? rule.property)
-                                        : path + "." + (rule.keyPath?.joined(separator: ".") ?? rule.property)
+            // Built only when needed (an error, a child's path): most fields never need it.
+            func location() -> String {
+                path.isEmpty ? (rule.keyPath?.joined(separator: ".") ?? rule.property)
+                             : path + "." + (rule.keyPath?.joined(separator: ".") ?? rule.property)
+            }
             switch rule.kind {
             case .attribute(let transformer):
-                if let field = try field(from: value, property: property, transformer: transformer, path: location) {
+                if let field = try field(from: value, property: property, transformer: transformer, path: location()) {
                     draft.fields[rule.index] = field
                 }
             case .rawJSON:
                 if value == .null {
                     if property.isOptional { draft.fields[rule.index] = .null }
-                    else if options.nullPolicy == .error { throw JSONMappingError.nullValue(path: location, property: property.name) }
+                    else if options.nullPolicy == .error { throw JSONMappingError.nullValue(path: location(), property: property.name) }
                 } else if case .string(let text) = value, property.kind == .string {
                     draft.fields[rule.index] = .string(text)
                 } else {
@@ -110,16 +113,16 @@ struct MappingEngine {
                     case .array(let elements):
                         var children: [Draft] = []
                         for (position, element) in elements.enumerated() {
-                            children.append(try collect(element, mapping: child, path: "\(location)[\(position)]", weak: weak))
+                            children.append(try collect(element, mapping: child, path: "\(location())[\(position)]", weak: weak))
                         }
                         draft.links[rule.index] = .many(children)
                     default:
-                        if try mismatch(path: location, expected: "an array of \(child.className)", found: value) { continue }
+                        if try mismatch(path: location(), expected: "an array of \(child.className)", found: value) { continue }
                     }
                 } else if value == .null {
                     draft.links[rule.index] = .one(nil)
                 } else {
-                    draft.links[rule.index] = .one(try collect(value, mapping: child, path: location, weak: weak))
+                    draft.links[rule.index] = .one(try collect(value, mapping: child, path: location(), weak: weak))
                 }
             }
         }
@@ -162,19 +165,20 @@ struct MappingEngine {
     }
 
     /// Reports a mismatch per the policy: throws, or returns true to skip.
-    private func mismatch(path: String, expected: String, found: JSONValue) throws -> Bool {
+    private func mismatch(path: @autoclosure () -> String, expected: @autoclosure () -> String, found: JSONValue) throws -> Bool {
         if options.typeMismatchPolicy == .skip { return true }
-        throw JSONMappingError.typeMismatch(path: path, expected: expected, found: found.shortDescription)
+        throw JSONMappingError.typeMismatch(path: path(), expected: expected(), found: found.shortDescription)
     }
 
     /// The field for a JSON value, or nil to leave the property alone.
-    private func field(from value: JSONValue, property: PropertySchema, transformer: JSONValueTransformer?, path: String) throws -> FieldValue? {
+    private func field(from value: JSONValue, property: PropertySchema, transformer: JSONValueTransformer?,
+                       path: @autoclosure () -> String) throws -> FieldValue? {
         if let transformer {
             let converted = try transformer.forward(value)
-            if let json = converted as? JSONValue { return try field(from: json, property: property, transformer: nil, path: path) }
+            if let json = converted as? JSONValue { return try field(from: json, property: property, transformer: nil, path: path()) }
             do {
-                guard let realm else { return try FieldValue.converting(converted, to: property, context: path) }
-                return try realm.field(for: converted, property: property, context: path)
+                guard let realm else { return try FieldValue.converting(converted, to: property, context: path()) }
+                return try realm.field(for: converted, property: property, context: path())
             } catch {
                 if options.typeMismatchPolicy == .skip { return nil }
                 throw error
@@ -183,25 +187,24 @@ struct MappingEngine {
         if value == .null {
             if property.isOptional || property.isList { return property.isList ? .list([]) : .null }
             if options.nullPolicy == .skip { return nil }
-            throw JSONMappingError.nullValue(path: path, property: property.name)
+            throw JSONMappingError.nullValue(path: path(), property: property.name)
         }
         if property.isList {
             guard case .array(let elements) = value else {
-                return try mismatch(path: path, expected: "an array", found: value) ? nil : nil
+                return try mismatch(path: path(), expected: "an array", found: value) ? nil : nil
             }
             var element = property
             element.isList = false
             var items: [FieldValue] = []
             for (position, item) in elements.enumerated() {
-                guard let field = try field(from: item, property: element, transformer: nil, path: "\(path)[\(position)]") else { continue }
+                guard let field = try field(from: item, property: element, transformer: nil, path: "\(path())[\(position)]") else { continue }
                 items.append(field)
             }
             return .list(items)
         }
         let coerce = options.typeMismatchPolicy == .coerce
-        let expected = Self.expectedName(property)
         func fail() throws -> FieldValue? {
-            try mismatch(path: path, expected: expected, found: value) ? nil : nil
+            try mismatch(path: path(), expected: Self.expectedName(property), found: value) ? nil : nil
         }
         switch property.kind {
         case .bool:
@@ -228,7 +231,7 @@ struct MappingEngine {
             case .int32: fits = Int32(exactly: number) != nil
             default: fits = true
             }
-            guard fits else { throw JSONMappingError.typeMismatch(path: path, expected: expected, found: "\(number), out of range") }
+            guard fits else { throw JSONMappingError.typeMismatch(path: path(), expected: Self.expectedName(property), found: "\(number), out of range") }
             return .int(number)
         case .double, .float:
             var number: Double?
