@@ -5,6 +5,26 @@
 import Foundation
 import Strata
 
+final class DemoTwitterUser: Object {
+    override class var className: String { "TwitterUser" }
+    @Persisted(primaryKey: true) var id: Int64 = 0
+    @Persisted var screenName: String = ""
+    @Persisted var followersCount: Int = 0
+}
+
+final class DemoStatus: Object {
+    override class var className: String { "Status" }
+    @Persisted(primaryKey: true) var id: Int64 = 0
+    @Persisted var text: String = ""
+    @Persisted var createdAt: Date? = nil
+    @Persisted var user: DemoTwitterUser?
+    @Persisted var entities: String = ""      // kept as raw JSON
+    @Persisted var retweetCount: Int = 0
+
+    override class var realmListEnvelope: String? { "statuses" }
+    override class var realmCodableRawJsonSubstrings: [String] { ["entities"] }
+}
+
 final class DemoRestaurant: Object {
     override class var className: String { "Restaurant" }
     @Persisted(primaryKey: true) var id: Int = 0
@@ -42,7 +62,7 @@ struct ObjectTour {
 
     func run() throws {
         var config = Realm.Configuration(directory: URL(fileURLWithPath: path))
-        config.objectTypes = [DemoRestaurant.self]
+        config.objectTypes = [DemoRestaurant.self, DemoStatus.self, DemoTwitterUser.self]
         config.storeOptions.segmentSize = 256 << 10
         config.storeOptions.autoCompaction = .disabled
         let realm = try Realm(configuration: config)
@@ -62,6 +82,15 @@ struct ObjectTour {
         } catch {
             say("   a bad payload is refused whole: \(error); still \(realm.objects(DemoRestaurant.self).count) restaurants")
         }
+        say("   Twitter search results: statuses with their users, upserted by primary key.")
+        let twitterDates = DateFormatter()
+        twitterDates.locale = Locale(identifier: "en_US_POSIX")
+        twitterDates.dateFormat = "EEE MMM dd HH:mm:ss Z yyyy"
+        let twitter = RealmCoder(realm: realm, dateFormatter: twitterDates, keyStrategy: .convertFromSnakeCase)
+        let statuses = try twitter.decodeArray(DemoStatus.self, from: Data(DemoPayloads.twitterSearch.utf8))
+        let first = statuses[0]
+        say("   \(statuses.count) statuses, \(realm.objects(DemoTwitterUser.self).count) users; first id \(first.id) (64 bits, exact), by @\(first.user?.screenName ?? "?")")
+        say("   entities kept as raw JSON: \(first.entities.prefix(60))…")
         say("")
 
         say("7. Objects out: edit, then encode for the server (local notes are not sent).")
