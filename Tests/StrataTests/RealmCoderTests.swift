@@ -138,6 +138,10 @@ final class RealmCoderTests: RealmTestCase {
         let ann = try XCTUnwrap(realm.object(ofType: TwitterUser.self, forPrimaryKey: 10))
         XCTAssertEqual(ann.screenName, "ann2")
         XCTAssertEqual(ann.followersCount, 5, "absent keys are left alone")
+        // A duplicate that brings a link to an object first seen after the draft it merges into.
+        let later = #"{"statuses": [{"id": 30, "text": "a"}, {"id": 31, "text": "b"}, {"id": 30, "user": {"id": 77, "screen_name": "late"}}]}"#
+        _ = try coder.decodeArray(Status.self, from: Data(later.utf8))
+        XCTAssertEqual(realm.object(ofType: Status.self, forPrimaryKey: 30)?.user?.screenName, "late")
         XCTAssertEqual(JSONKeyStrategy.snakeCase("userID"), "user_id")
         XCTAssertEqual(JSONKeyStrategy.snakeCase("followersCount"), "followers_count")
     }

@@ -339,10 +339,11 @@ struct MappingEngine {
                 mergeTargets[ObjectIdentifier(child)] = current
             }
         }
+        // 1. Every draft's key first, so links can be written in any order (a payload's
+        //    duplicates may link children read after the draft they merge into).
         for draft in drafts {
             let mapping = draft.mapping
             let bound = try realm.boundType(for: mapping.type)
-            // 1. The object's key.
             let key: [UInt8]
             if let merged = mergeTargets[ObjectIdentifier(draft)] {
                 key = merged
@@ -373,10 +374,12 @@ struct MappingEngine {
                 }
             }
             draft.key = key
-            if draft.onlyWeak {
-                // Named only by weak relationships: bind to it if it exists, never create it.
-                continue
-            }
+        }
+        for draft in drafts {
+            // Named only by weak relationships: bound to if it exists, never created.
+            guard !draft.onlyWeak, let key = draft.key else { continue }
+            let mapping = draft.mapping
+            let bound = try realm.boundType(for: mapping.type)
             // 2. Links, per relationship policy.
             var assignments = draft.fields
             for (index, link) in draft.links {
@@ -419,6 +422,9 @@ struct MappingEngine {
             }
             // 3. Upsert: present properties only; everything else keeps its value.
             try realm.importRow(bound: bound, key: key, assignments: assignments, write: write)
+            // Written: its values now live in the pending row, so the draft lets go of them.
+            draft.fields = [:]
+            draft.links = [:]
         }
     }
 
