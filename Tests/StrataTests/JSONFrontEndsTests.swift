@@ -109,7 +109,9 @@ final class JSONFrontEndsTests: RealmTestCase {
         XCTAssertNil(unmanaged.realm)
         XCTAssertEqual(unmanaged.episodeID, 9)
         XCTAssertEqual(unmanaged.episodeType, .paid)
-        XCTAssertThrowsError(try Episode.createOrUpdate(in: realm, withJSONArray: Data(#"[{"id": 10, "episode_type": "premium"}]"#.utf8)))
+        XCTAssertThrowsError(try Episode.createOrUpdate(in: realm, withJSONArray: Data(#"[{"id": 10, "episode_type": "premium"}]"#.utf8))) { error in
+            XCTAssertEqual("\(error)", #"[0].episode.episode_type: expected one of ["free", "paid"], found String "premium""#)
+        }
         XCTAssertNil(Episode.object(in: realm, withPrimaryKeyValue: 10), "atomic")
     }
 

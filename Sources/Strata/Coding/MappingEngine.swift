@@ -174,7 +174,14 @@ struct MappingEngine {
     private func field(from value: JSONValue, property: PropertySchema, transformer: JSONValueTransformer?,
                        path: @autoclosure () -> String) throws -> FieldValue? {
         if let transformer {
-            let converted = try transformer.forward(value)
+            let converted: Any?
+            do {
+                converted = try transformer.forward(value)
+            } catch JSONMappingError.typeMismatch(let at, let expected, let found) where at.isEmpty {
+                // Ready-made transformers do not know where they are: name the path here.
+                if options.typeMismatchPolicy == .skip { return nil }
+                throw JSONMappingError.typeMismatch(path: path(), expected: expected, found: found)
+            }
             if let json = converted as? JSONValue { return try field(from: json, property: property, transformer: nil, path: path()) }
             do {
                 guard let realm else { return try FieldValue.converting(converted, to: property, context: path()) }
