@@ -35,7 +35,8 @@ struct MappingOptions {
 final class Draft {
     let mapping: ObjectMapping
     let path: String
-    var fields: [Int: FieldValue] = [:]
+    /// Property values by schema position; nil: not in the JSON (left as it is).
+    var fields: [FieldValue?]
     var links: [Int: Link] = [:]
     /// The identity value (primary key, or the mapping's identity property).
     var identity: FieldValue?
@@ -52,6 +53,7 @@ final class Draft {
     init(mapping: ObjectMapping, path: String) {
         self.mapping = mapping
         self.path = path
+        fields = Array(repeating: nil, count: mapping.info.schema.properties.count)
     }
 }
 
@@ -135,7 +137,7 @@ struct MappingEngine {
             if let earlier = known[mapping.className]?[identity] {
                 // The same object twice in one payload: one object, later values win.
                 if !weak {
-                    earlier.fields.merge(draft.fields) { $1 }
+                    for (index, field) in draft.fields.enumerated() where field != nil { earlier.fields[index] = field }
                     earlier.links.merge(draft.links) { $1 }
                 }
                 earlier.onlyWeak = earlier.onlyWeak && weak
@@ -430,7 +432,7 @@ struct MappingEngine {
             // 3. Upsert: present properties only; everything else keeps its value.
             try realm.importRow(bound: bound, key: key, assignments: assignments, write: write)
             // Written: its values now live in the pending row, so the draft lets go of them.
-            draft.fields = [:]
+            draft.fields = []
             draft.links = [:]
         }
     }

@@ -44,16 +44,24 @@ final class ObjectMapping {
         case relationship(ObjectMapping, policy: AssignmentPolicy, weak: Bool)
     }
 
-    struct Rule {
+    /// One property's rule (a class: walked for every object of a payload, never copied).
+    final class Rule {
         /// The property's position and name in the type's schema.
-        var index: Int
-        var property: String
+        let index: Int
+        let property: String
         /// JSON key path components; nil reads the representation itself (a relationship
         /// by primary key, or an attribute that is the value).
-        var keyPath: [String]?
+        let keyPath: [String]?
         var kind: Kind
         /// Written when encoding.
         var encoded = true
+
+        init(index: Int, property: String, keyPath: [String]?, kind: Kind) {
+            self.index = index
+            self.property = property
+            self.keyPath = keyPath
+            self.kind = kind
+        }
     }
 
     let type: Object.Type

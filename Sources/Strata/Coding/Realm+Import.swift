@@ -17,7 +17,7 @@ extension Realm {
 
     /// Sets the given properties of the object `key`, creating it (with the class's initial
     /// values and its primary key) if it does not exist.
-    func importRow(bound: BoundType, key: [UInt8], assignments: [Int: FieldValue], write: WriteState) throws {
+    func importRow(bound: BoundType, key: [UInt8], assignments: [FieldValue?], write: WriteState) throws {
         let rowKey = RowKey(table: bound.table, key: key)
         write.willChange(rowKey)
         let pending: PendingRow
@@ -35,8 +35,8 @@ extension Realm {
             pending = PendingRow(fields: newFields(bound, key: key), originalRow: nil, atomicMark: write.atomicID)
             write.rows[rowKey] = pending
         }
-        for (index, value) in assignments where index != bound.primaryKeyIndex {
-            pending.fields![index] = value
+        for (index, value) in assignments.enumerated() where index != bound.primaryKeyIndex {
+            if let value { pending.fields![index] = value }
         }
         write.noteChange(bound: bound, key: key)
         bumpContentVersion()

@@ -84,7 +84,7 @@ public final class RealmCoder {
         let raw = Set(type.realmCodableRawJsonSubstrings)
         for (index, property) in mapping.info.schema.properties.enumerated() {
             let key = keys[property.name] ?? keyStrategy.key(for: property.name)
-            var rule = ObjectMapping.Rule(index: index, property: property.name, keyPath: ObjectMapping.path(key), kind: .attribute(nil))
+            let rule = ObjectMapping.Rule(index: index, property: property.name, keyPath: ObjectMapping.path(key), kind: .attribute(nil))
             if raw.contains(property.name) {
                 rule.kind = .rawJSON
             } else if property.kind == .object, let target = property.objectClassName,

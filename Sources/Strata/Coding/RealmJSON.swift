@@ -137,7 +137,7 @@ extension Object {
             // Decoding reads the inbound path; encoding writes the outbound one. A property in
             // only one mapping gets a rule for that direction only.
             if let inPath {
-                var rule = ObjectMapping.Rule(index: index, property: property.name, keyPath: ObjectMapping.path(inPath), kind: kind)
+                let rule = ObjectMapping.Rule(index: index, property: property.name, keyPath: ObjectMapping.path(inPath), kind: kind)
                 rule.encoded = false
                 mapping.rules.append(rule)
             }
