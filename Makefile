@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SHELL := /bin/bash
 
-.PHONY: demo test build deps bench tsan
+.PHONY: demo test build deps bench tsan docs
 
 # liblz4's headers and pkg-config file come from Debian's liblz4-dev.
 deps:
@@ -34,3 +34,8 @@ tsan: deps
 # The benchmark suite (its own package; builds GRDB in release mode).
 bench: deps
 	cd Benchmarks && $(SWIFT) run -c release strata-bench
+
+# DocC archives for both libraries (swift-docc-plugin); fails on any documentation warning.
+docs: deps
+	$(SWIFT) package --disable-sandbox generate-documentation --target StrataStorage --target Strata --warnings-as-errors --disable-indexing
+

@@ -2,7 +2,7 @@
 // realm of the same store resolves it.
 
 /// A `Sendable` reference to a managed object or a ``Results``, resolved on another
-/// thread with ``Realm/resolve(_:)``.
+/// thread with `Realm.resolve(_:)` (one overload for objects, one for results).
 ///
 /// ```swift
 /// let ref = ThreadSafeReference(to: user)

@@ -232,7 +232,9 @@ extension Realm {
     /// Adds an unmanaged object (and the unmanaged objects it links to) to the realm; the
     /// object becomes managed. Adding an object this realm already manages does nothing.
     ///
-    /// - Parameter update: what to do when the primary key exists (default `.error`).
+    /// - Parameters:
+    ///   - object: an unmanaged object, or one this realm manages.
+    ///   - update: what to do when the primary key exists (default `.error`).
     /// - Throws: ``RealmError/primaryKeyExists(type:key:)``, ``RealmError/notInWriteTransaction``,
     ///   ``RealmError/invalidObject(_:)`` for an object of another realm or a deleted one.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {

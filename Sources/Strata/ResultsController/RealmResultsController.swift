@@ -127,8 +127,12 @@ public final class RealmResultsController<T: Object, U> {
 
     /// A controller that maps each object with `mapper` and keeps only those `filter` accepts.
     ///
-    /// - Parameter sectionKeyPath: a stored property of `T` whose value names the section, or
-    ///   nil for one section.
+    /// - Parameters:
+    ///   - request: what to show: the type, predicate and order.
+    ///   - sectionKeyPath: a stored property of `T` whose value names the section, or nil for
+    ///     one section.
+    ///   - mapper: turns each object into what the controller hands out.
+    ///   - filter: a further test on each object, after the predicate (nil: none).
     /// - Throws: ``RealmError/invalidValue(_:)`` when `sectionKeyPath` is not a stored
     ///   property; ``RealmError/unknownType(_:)``; ``RealmError/incorrectThread``.
     public init(request: RealmRequest<T>, sectionKeyPath: PartialKeyPath<T>?, mapper: @escaping (T) -> U,
