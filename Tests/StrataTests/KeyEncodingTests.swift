@@ -31,3 +31,21 @@ final class KeyEncodingTests: XCTestCase {
         XCTAssertNotEqual(IndexValueKey.bytes(for: .int(1)), IndexValueKey.bytes(for: .string("1")))
     }
 }
+
+final class RowFormatTests: XCTestCase {
+    func testTheRowLayoutIsTheDocumentedOne() throws {
+        // docs/FORMAT.md: header, end offsets, tagged fields.
+        let row = RowFormat.encode([.int(1), .string("ab"), .null])
+        XCTAssertEqual(row, [1, 0, 3, 0, 9, 0, 0, 0, 16, 0, 0, 0, 17, 0, 0, 0,
+                             3, 1, 0, 0, 0, 0, 0, 0, 0,
+                             6, 2, 0, 0, 0, 0x61, 0x62,
+                             0])
+        XCTAssertEqual(try RowFormat.fields(of: row), [.int(1), .string("ab"), .null])
+        XCTAssertEqual(try RowFormat.field(1, of: row), .string("ab"))
+        XCTAssertEqual(try RowFormat.field(7, of: row), .null, "a field past the row's count reads as null")
+        XCTAssertEqual(try RowFormat.changedFields(from: row, to: RowFormat.encode([.int(1), .string("ac"), .null])).indices, [1])
+        XCTAssertThrowsError(try RowFormat.fields(of: [1, 0, 9, 0]))
+        let nested = RowFormat.encode([.list([.int(2), .list([.string("x")])]), .date(Date(timeIntervalSinceReferenceDate: 5)), .uuid(UUID()), .decimal(Decimal(string: "1.25")!)])
+        XCTAssertEqual(try RowFormat.encode(RowFormat.fields(of: nested)), nested)
+    }
+}

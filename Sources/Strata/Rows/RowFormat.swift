@@ -32,23 +32,23 @@ enum RowFormat {
 
     // MARK: Encoding
 
-    /// The row holding `fields`.
+    /// The row holding `fields`, built in one buffer: the offset table is reserved first and
+    /// filled in as the fields are appended.
     static func encode(_ fields: [FieldValue]) -> [UInt8] {
-        var data: [UInt8] = []
-        data.reserveCapacity(fields.count * 10 + 16)
-        var ends: [UInt32] = []
-        ends.reserveCapacity(fields.count)
-        for field in fields {
-            append(field, to: &data)
-            ends.append(UInt32(data.count))
-        }
+        let base = 4 + 4 * fields.count
         var row: [UInt8] = []
-        row.reserveCapacity(4 + 4 * fields.count + data.count)
+        row.reserveCapacity(base + fields.count * 12 + 16)
         row.append(version)
         row.append(0)
         appendLE(UInt16(fields.count), to: &row)
-        for end in ends { appendLE(end, to: &row) }
-        row.append(contentsOf: data)
+        row.append(contentsOf: repeatElement(0, count: 4 * fields.count))
+        for (index, field) in fields.enumerated() {
+            append(field, to: &row)
+            let end = UInt32(row.count - base).littleEndian
+            withUnsafeBytes(of: end) { bytes in
+                for byte in 0 ..< 4 { row[4 + 4 * index + byte] = bytes[byte] }
+            }
+        }
         return row
     }
 
