@@ -52,6 +52,14 @@ public struct Snapshot: Sendable {
         }
     }
 
+    /// Calls `body` with every live record of `table`, keys copied only on demand.
+    public func scanEntries(table: UInt32, _ body: (StoredEntry) throws -> Void) throws {
+        guard let index = directory.tables[table] else { return }
+        try index.forEach { key, location in
+            try body(StoredEntry(indexKey: key, value: try directory.readStoredValue(table: table, key: key, at: location)))
+        }
+    }
+
     /// Whether `table` holds `key` (no value is read).
     public func contains(table: UInt32, key: some ContiguousBytes) -> Bool {
         key.withUnsafeBytes { directory.lookup(table: table, key: IndexKey($0)) != nil }

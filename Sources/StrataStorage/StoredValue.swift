@@ -61,3 +61,14 @@ extension StoredValue: Equatable {
         a.count == b.count && a.withUnsafeBytes { x in b.withUnsafeBytes { y in x.elementsEqual(y) } }
     }
 }
+
+/// One live record met by ``Snapshot/scanEntries(table:_:)``: its value uncopied, and its
+/// key copied only if asked for (most scans keep few of the records they read).
+public struct StoredEntry {
+    let indexKey: IndexKey
+    /// The value, as stored.
+    public let value: StoredValue
+
+    /// The key's bytes (a copy).
+    public var key: [UInt8] { indexKey.bytes }
+}

@@ -66,6 +66,9 @@ final class StoreTests: XCTestCase {
             var scanned: [[UInt8]: [UInt8]] = [:]
             try snapshot.scanStored(table: 1) { key, value in scanned[key] = value.bytes }
             XCTAssertEqual(scanned, [bytes("big"): big, bytes("small"): small])
+            var entries: [[UInt8]: [UInt8]] = [:]
+            try snapshot.scanEntries(table: 1) { entry in entries[entry.key] = entry.value.bytes }
+            XCTAssertEqual(entries, scanned)
         }
         // Overwrite, compact away the old segments, close: the values read stay valid.
         for round in 0 ..< 20 {

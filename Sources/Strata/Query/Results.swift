@@ -293,12 +293,12 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     private func evaluateOnFields(in realm: Realm, pending: [RowKey: PendingRow], sortKeys: [(index: Int, reverse: Bool)],
                                   ordered: Bool = true) -> [[UInt8]] {
         var rows: [(key: [UInt8], values: [FieldValue])] = []
-        func consider(_ key: [UInt8], _ field: (Int) -> FieldValue) {
+        func consider(_ key: @autoclosure () -> [UInt8], _ field: (Int) -> FieldValue) {
             if let fieldPredicate, !fieldPredicate.evaluate(field) { return }
-            rows.append((key, sortKeys.isEmpty ? [] : sortValues(field, keys: sortKeys)))
+            rows.append((key(), sortKeys.isEmpty ? [] : sortValues(field, keys: sortKeys)))
         }
-        func consider(_ key: [UInt8], row: StoredValue) {
-            consider(key) { (try? RowFormat.field($0, of: row)) ?? .null }
+        func consider(_ key: @autoclosure () -> [UInt8], row: StoredValue) {
+            consider(key()) { (try? RowFormat.field($0, of: row)) ?? .null }
         }
         if let keys = candidateKeys(in: realm, pending: pending) {
             for key in keys {
@@ -310,9 +310,14 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             }
         } else {
             do {
-                try realm.snapshot.scanStored(table: bound.table) { key, row in
-                    if pending[RowKey(table: bound.table, key: key)] != nil { return }
-                    consider(key, row: row)
+                if pending.isEmpty {
+                    // The key is copied only for rows that match.
+                    try realm.snapshot.scanEntries(table: bound.table) { entry in consider(entry.key, row: entry.value) }
+                } else {
+                    try realm.snapshot.scanStored(table: bound.table) { key, row in
+                        if pending[RowKey(table: bound.table, key: key)] != nil { return }
+                        consider(key, row: row)
+                    }
                 }
             } catch {
                 preconditionFailure("reading \(bound.className) objects: \(error)")
