@@ -1,4 +1,4 @@
-// Real payloads nobody here wrote (../shared/data/json): GitHub events, Jenkins builds and
+// Real payloads nobody here wrote (copied from ../shared/data/json into Fixtures/payloads): GitHub events, Jenkins builds and
 // update-center, the CITM catalog — decoded through the mapping engine, re-encoded and
 // compared field by field with the source; and a fuzz that mutates payloads at random and
 // checks a decode never traps and never leaves a partial write.
@@ -66,9 +66,7 @@ final class RealPayloadTests: RealmTestCase {
     let types: [Object.Type] = [GitHubActor.self, GitHubRepo.self, GitHubEvent.self, JenkinsJob.self, JenkinsPlugin.self, CITMEvent.self]
 
     func payload(_ name: String) throws -> Data {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../shared/data/json/\(name)").standardizedFileURL
-        guard let data = try? Data(contentsOf: url) else { throw XCTSkip("../shared/data/json/\(name) is not available") }
-        return data
+        try Data(contentsOf: JSONReaderTests.payloads.appendingPathComponent(name))
     }
 
     /// Every key of `encoded` equals the source's (the source may have more).

@@ -147,8 +147,7 @@ final class RealmCoderTests: RealmTestCase {
     }
 
     func testTwitterSearchResults() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../shared/data/json/twitter.json").standardizedFileURL
-        guard let data = try? Data(contentsOf: url) else { throw XCTSkip("../shared/data/json is not available") }
+        let data = try Data(contentsOf: JSONReaderTests.payloads.appendingPathComponent("twitter.json"))
         let realm = try openRealm(types: types)
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")

@@ -52,6 +52,8 @@ final class ObjectObserver<T: Object>: RealmObserver {
     }
 
     func realmDidAdvance(_ realm: Realm, old: Snapshot, changes: CommitChanges?, silent: Bool) {
+        // A known change set that does not touch this object costs nothing more.
+        if let changes, !(changes.tables[bound.table]?.touches(key) ?? false) { return }
         let before = try? old.storedValue(table: bound.table, key: key)
         let after = realm.storedRow(table: bound.table, key: key)
         guard let before else { return }
