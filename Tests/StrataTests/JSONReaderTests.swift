@@ -77,12 +77,65 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertThrowsError(try JSONValue(bytes: [0x22, 0xFF, 0x22])) { XCTAssertEqual($0 as? JSONError, .invalidUnicode(offset: 1)) }
         let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
         XCTAssertThrowsError(try JSONValue(string: deep)) { XCTAssertEqual($0 as? JSONError, .tooDeep(limit: 512, offset: 512)) }
+        // A raw control character or a bad UTF-8 byte at any position in a long string (the
+        // reader scans eight bytes at a time) is refused, at its own offset.
+        for position in 0 ..< 24 {
+            for (bad, expected) in [(UInt8(0x01), JSONError.controlCharacterInString(offset: position + 2)),
+                                    (UInt8(0x1F), .controlCharacterInString(offset: position + 2)),
+                                    (UInt8(0xFF), .invalidUnicode(offset: position + 2))] {
+                var bytes = Array(#"[""#.utf8) + Array(repeating: UInt8(ascii: "a"), count: position) + [bad]
+                bytes += Array(repeating: UInt8(ascii: "b"), count: 20) + Array(#""]"#.utf8)
+                XCTAssertThrowsError(try JSONValue(bytes: bytes)) { XCTAssertEqual($0 as? JSONError, expected, "at \(position)") }
+                XCTAssertThrowsError(try JSONValue(bytes: Array("{\"".utf8) + bytes.dropFirst(2).dropLast(2) + Array("\":1}".utf8))) {
+                    XCTAssertEqual($0 as? JSONError, expected, "key, at \(position)")
+                }
+            }
+        }
         XCTAssertThrowsError(try JSONValue.double(.nan).data())
         // Writer: escapes, exact doubles, 64-bit integers, sorted keys.
         let value = JSONValue.object(["b": .array([.int(.max), .double(0.1), .double(-0.0), .null, .bool(true)]), "a": .string("\u{1}\n\"")])
         XCTAssertEqual(String(decoding: try value.data(), as: UTF8.self), #"{"a":"\u0001\n\"","b":[9223372036854775807,0.1,-0.0,null,true]}"#)
         XCTAssertEqual(value[keyPath: "b.0"], .int(.max))
         XCTAssertEqual(try JSONValue(any: value.anyValue), value.replacingNegativeZero())
+    }
+
+    /// Random documents with strings that put quotes, escapes, control characters and
+    /// multi-byte UTF-8 at every position around the reader's eight-byte scan, and many long
+    /// keys (shared by the reader through a small table, where two keys can collide):
+    /// written by our writer and by JSONSerialization, read back equal.
+    func testRandomDocumentsRoundTrip() throws {
+        var generator = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["STRATA_SEED"] ?? "") ?? 11)
+        let scale = Int(ProcessInfo.processInfo.environment["STRATA_FUZZ_SCALE"] ?? "") ?? 1
+        let pieces = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{1}", "\u{1F}", "\u{7F}", "é", "中", "😀", "\u{FFFF}", "~"]
+        func randomString(_ maxLength: Int) -> String {
+            String((0 ..< Int.random(in: 0 ... maxLength, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined())
+        }
+        // Long keys drawn from a pool larger than the reader's table, so slots are reused.
+        let keyPool = (0 ..< 600).map { "key_number_\($0)_" + String(repeating: "x", count: $0 % 7) }
+        func randomValue(depth: Int) -> JSONValue {
+            switch Int.random(in: 0 ..< (depth > 3 ? 5 : 7), using: &generator) {
+            case 0: return .null
+            case 1: return .bool(Bool.random(using: &generator))
+            case 2: return .int(Int64.random(in: .min ... .max, using: &generator))
+            case 3: return .double(Double.random(in: -1e6 ... 1e6, using: &generator))
+            case 4: return .string(randomString(40))
+            case 5: return .array((0 ..< Int.random(in: 0 ... 6, using: &generator)).map { _ in randomValue(depth: depth + 1) })
+            default:
+                var members: [String: JSONValue] = [:]
+                for _ in 0 ..< Int.random(in: 0 ... 8, using: &generator) {
+                    let key = Bool.random(using: &generator) ? keyPool.randomElement(using: &generator)! : randomString(20)
+                    members[key] = randomValue(depth: depth + 1)
+                }
+                return .object(members)
+            }
+        }
+        for round in 0 ..< 300 * scale {
+            let document = JSONValue.array((0 ..< 20).map { _ in randomValue(depth: 0) })
+            let ours = try document.data()
+            XCTAssertEqual(try JSONValue(data: ours), document, "round \(round)")
+            let foundation = try JSONSerialization.data(withJSONObject: document.anyValue, options: [.fragmentsAllowed])
+            XCTAssertEqual(try JSONValue(data: foundation).replacingNegativeZero(), document.replacingNegativeZero(), "round \(round)")
+        }
     }
 
     func testRealPayloadsRoundTrip() throws {

@@ -51,8 +51,26 @@ final class Status: Object {
     override class var realmCodableRawJsonSubstrings: [String] { ["entities"] }
 }
 
+/// A type whose initial values are computed per instance (the importer must run the
+/// initializer for each new object, not reuse one set of values).
+final class Ticket: Object {
+    @Persisted(primaryKey: true) var id: Int = 0
+    @Persisted var token: String = UUID().uuidString
+    @Persisted var seats: Int = 2
+}
+
 final class RealmCoderTests: RealmTestCase {
-    let types: [Object.Type] = [CoderUser.self, Restaurant.self, TwitterUser.self, Status.self]
+    let types: [Object.Type] = [CoderUser.self, Restaurant.self, TwitterUser.self, Status.self, Ticket.self]
+
+    func testAbsentPropertiesTakeEachNewObjectsOwnInitialValues() throws {
+        let realm = try openRealm(types: types)
+        let tickets = try RealmCoder(realm: realm).decodeArray(Ticket.self, from: Data(#"[{"id": 1}, {"id": 2, "seats": 4}]"#.utf8))
+        XCTAssertEqual(tickets.map(\.seats), [2, 4])
+        XCTAssertEqual(Set(tickets.map(\.token)).count, 2, "each new object runs the initializer")
+        let restaurants = try RealmCoder(realm: realm).decodeArray(Restaurant.self, from: Data(#"[{"id": 1}, {"id": 2}]"#.utf8))
+        XCTAssertEqual(restaurants.map(\.rating), [0, 0])
+        XCTAssertEqual(restaurants.map { Array($0.tags) }, [[], []])
+    }
 
     func testTheSeedUserWithEnvelopesIgnoredAndRawAttributes() throws {
         let realm = try openRealm(types: types)

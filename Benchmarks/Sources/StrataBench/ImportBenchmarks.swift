@@ -56,34 +56,50 @@ struct ChildJSON: Decodable {
     var value: Int
 }
 
-/// Resident memory in bytes (from /proc; reading it takes no lock the measured code needs,
-/// unlike malloc statistics).
-func residentBytes() -> Int {
-    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
-    let fields = text.split(separator: " ")
-    return fields.count > 1 ? (Int(fields[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE))) : 0
+/// Resident memory in bytes, in all and anonymous (heap) only, from /proc: reading it takes
+/// no lock the measured code needs, unlike malloc statistics. The difference is mostly the
+/// store's mapped segment pages (file-backed page cache on its way to disk).
+func residentBytes() -> (total: Int, heap: Int) {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return (0, 0) }
+    func kilobytes(_ field: String) -> Int {
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }) else { return 0 }
+        return (Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first ?? "0") ?? 0) * 1024
+    }
+    return (kilobytes("VmRSS"), kilobytes("RssAnon"))
 }
 
-/// Peak growth of resident memory while `body` runs, sampled every 2 ms.
-func peakHeap(_ body: () throws -> Void) rethrows -> Int {
+/// Peak growth of resident memory (all, and heap only) while `body` runs, sampled every 2 ms.
+func peakMemory(_ body: () throws -> Void) rethrows -> (total: Int, heap: Int) {
     final class Peak: @unchecked Sendable {
-        var value = 0
+        var total = 0, heap = 0
         var running = true
         let lock = NSLock()
+        func sample(from base: (total: Int, heap: Int)) {
+            let now = residentBytes()
+            lock.withLock {
+                total = max(total, now.total - base.total)
+                heap = max(heap, now.heap - base.heap)
+            }
+        }
     }
     let base = residentBytes()
     let peak = Peak()
     let sampler = Thread {
         while peak.lock.withLock({ peak.running }) {
-            let now = residentBytes() - base
-            peak.lock.withLock { peak.value = max(peak.value, now) }
+            peak.sample(from: base)
             usleep(2000)
         }
     }
     sampler.start()
     defer { peak.lock.withLock { peak.running = false } }
     try body()
-    return peak.lock.withLock { max(peak.value, residentBytes() - base) }
+    peak.sample(from: base)
+    return peak.lock.withLock { (peak.total, peak.heap) }
+}
+
+/// "peak memory +X× the payload (heap +Y×)".
+func memoryText(_ peak: (total: Int, heap: Int), payload: Int) -> String {
+    String(format: "peak memory +%.1f× the payload (heap +%.1f×)", Double(peak.total) / Double(payload), Double(peak.heap) / Double(payload))
 }
 
 struct ImportBenchmarks {
@@ -120,8 +136,9 @@ struct ImportBenchmarks {
             let realm = try Realm(configuration: config)
             let coder = RealmCoder(realm: realm)
             for payload in payloads {
-                let seconds = try time { _ = try coder.decodeArray(ImportParent.self, from: payload) }
-                log(String(format: "round %d: %.3f s", round, seconds))
+                var seconds = 0.0
+                let memory = try peakMemory { seconds = try time { _ = try coder.decodeArray(ImportParent.self, from: payload) } }
+                log(String(format: "round %d: %.3f s, ", round, seconds) + memoryText(memory, payload: payload.count))
             }
             realm.invalidate()
         }
@@ -155,7 +172,7 @@ struct ImportBenchmarks {
             let payload = parentsPayload(version: version)
             log("import: \(parents) parents × 10, \(label) (\(payload.count >> 10) KiB)")
             var strataSeconds = 0.0
-            let heap = try peakHeap {
+            let memory = try peakMemory {
                 strataSeconds = try time { _ = try coder.decodeArray(ImportParent.self, from: payload) }
             }
             let grdbCodable = try time {
@@ -198,7 +215,7 @@ struct ImportBenchmarks {
             let fastest = min(grdbCodable, grdbPartial)
             rows.append(ResultRow(
                 benchmark: "import \(parents / 1000)k parents × 10 children, \(label) (\(payload.count >> 20) MiB JSON)",
-                strata: String(format: "%.2f s; peak memory +%.1f× the payload", strataSeconds, Double(heap) / Double(payload.count)),
+                strata: String(format: "%.2f s; ", strataSeconds) + memoryText(memory, payload: payload.count),
                 baseline: String(format: "JSONSerialization + updateChanges %.2f s", grdbPartial),
                 sqlite: String(format: "JSONDecoder + upsert %.2f s", grdbCodable),
                 ratios: String(format: "%.1f× the fastest GRDB path", fastest / strataSeconds),
@@ -221,14 +238,14 @@ struct ImportBenchmarks {
             twitterDates.dateFormat = "EEE MMM dd HH:mm:ss Z yyyy"
             let twitterCoder = RealmCoder(realm: realm, dateFormatter: twitterDates, keyStrategy: .convertFromSnakeCase)
             var strataSeconds = 0.0
-            let heap = try peakHeap {
+            let memory = try peakMemory {
                 strataSeconds = try time { _ = try twitterCoder.decodeArray(TwitterStatusModel.self, from: payload) }
             }
             let serialization = try time { _ = try JSONSerialization.jsonObject(with: payload) }
             rows.append(ResultRow(
                 benchmark: "import \(self.statuses / 1000)k Twitter statuses with users (\(payload.count >> 20) MiB JSON)",
-                strata: String(format: "%.2f s (%.0f MB/s); peak memory +%.1f× the payload", strataSeconds, Double(payload.count) / strataSeconds / 1e6,
-                               Double(heap) / Double(payload.count)),
+                strata: String(format: "%.2f s (%.0f MB/s); ", strataSeconds, Double(payload.count) / strataSeconds / 1e6)
+                    + memoryText(memory, payload: payload.count),
                 baseline: String(format: "JSONSerialization alone %.2f s", serialization),
                 sqlite: "–",
                 ratios: String(format: "%.1f× JSONSerialization's parse alone", serialization / strataSeconds),

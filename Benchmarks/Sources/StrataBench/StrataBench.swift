@@ -3,6 +3,7 @@
 
 import ArgumentParser
 import Foundation
+import Strata
 
 @main
 struct StrataBench: ParsableCommand {
@@ -32,6 +33,8 @@ struct StrataBench: ParsableCommand {
     var profileObjects: String?
     @Flag(help: "Profile the JSON import alone (the parents workload, cold then hot).")
     var profileImport = false
+    @Option(help: "Profile the JSON reader alone on one payload file (its path).")
+    var profileReader: String?
     @Option(help: "Objects in the object-level benchmarks.")
     var objects = 100_000
 
@@ -41,6 +44,15 @@ struct StrataBench: ParsableCommand {
         defer { if directory == nil { try? FileManager.default.removeItem(atPath: work) } }
         let engine = EngineBenchmarks(records: records, valueSize: valueSize, commits: commits, reads: reads,
                                       workDirectory: work)
+        if let profileReader {
+            guard let data = FileManager.default.contents(atPath: profileReader) else { throw ValidationError("cannot read \(profileReader)") }
+            var sink = 0
+            let start = DispatchTime.now().uptimeNanoseconds
+            for _ in 0 ..< max(rounds, 1) * 50 { if case .object(let o) = try JSONValue(data: data) { sink &+= o.count } }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            print(String(format: "%.0f MB/s (%d)", Double(data.count * max(rounds, 1) * 50) / seconds / 1e6, sink % 10))
+            return
+        }
         if profileImport {
             try ImportBenchmarks(parents: 10_000, statuses: 0, directory: work, jsonDirectory: jsonDirectory).profile(rounds: rounds)
             return

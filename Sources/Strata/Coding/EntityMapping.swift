@@ -192,7 +192,7 @@ public final class Deserializer {
         }
         delegate?.deserializer(self, willMapObjectFromRepresentation: json, mapping: mapping)
         var engine = MappingEngine(realm: realm, options: MappingOptions())
-        let draft = try engine.collect(json, mapping: compiled, path: "")
+        let draft = try engine.collect(json, mapping: compiled, at: .root())
         let object = try inWrite { () throws -> Object in
             try engine.apply()
             guard let object = engine.object(for: draft) else {
@@ -217,7 +217,7 @@ public final class Deserializer {
         var drafts: [Draft] = []
         for (index, element) in elements.enumerated() {
             delegate?.deserializer(self, willMapObjectFromRepresentation: element, mapping: mapping)
-            drafts.append(try engine.collect(element, mapping: compiled, path: "[\(index)]"))
+            drafts.append(try engine.collect(element, mapping: compiled, at: .root(position: index)))
         }
         let objects = try inWrite {
             try engine.apply()
@@ -247,7 +247,7 @@ public final class Deserializer {
             json = .object(members)
         }
         var engine = MappingEngine(realm: realm, options: MappingOptions())
-        _ = try engine.collect(json, mapping: compiled, path: "")
+        _ = try engine.collect(json, mapping: compiled, at: .root())
         _ = try inWrite { try engine.apply() }
     }
 }

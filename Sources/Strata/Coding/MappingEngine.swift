@@ -31,10 +31,29 @@ struct MappingOptions {
     var typeMismatchPolicy: TypeMismatchPolicy = .error
 }
 
+/// Where a draft's JSON sits in the payload: a root (with an optional array position) or a
+/// member of another draft. Turned into text ("statuses[3].user") only for an error, so
+/// reading a payload formats no paths. Locations live in the engine's table and name their
+/// parent by position there (drafts never point back up to their parents).
+struct DraftLocation {
+    /// The parent's location in the engine's table (-1: a root).
+    var parent: Int
+    /// The member's key path under the parent, or the root's prefix (an envelope key).
+    var member: String
+    /// The position in an array (-1: not an array element).
+    var position: Int
+
+    /// A root location: `prefix[position]`, `[position]`, or the whole payload.
+    static func root(_ prefix: String = "", position: Int? = nil) -> DraftLocation {
+        DraftLocation(parent: -1, member: prefix, position: position ?? -1)
+    }
+}
+
 /// One object of a payload, read but not yet written.
 final class Draft {
     let mapping: ObjectMapping
-    let path: String
+    /// Where the object's JSON was: a position in the engine's location table.
+    let location: Int
     /// Property values by schema position; nil: not in the JSON (left as it is).
     var fields: [FieldValue?]
     var links: [Int: Link] = [:]
@@ -50,9 +69,9 @@ final class Draft {
         case many([Draft])
     }
 
-    init(mapping: ObjectMapping, path: String) {
+    init(mapping: ObjectMapping, location: Int) {
         self.mapping = mapping
-        self.path = path
+        self.location = location
         fields = Array(repeating: nil, count: mapping.info.schema.properties.count)
     }
 }
@@ -63,7 +82,11 @@ struct MappingEngine {
     var options: MappingOptions
 
     /// Drafts by type and identity, so a payload's duplicates become one object.
-    private var known: [String: [FieldValue: Draft]] = [:]
+    private var known: [ObjectIdentifier: [FieldValue: Draft]] = [:]
+    /// How many objects the payload is expected to hold (sizes the tables up front).
+    var expectedCount = 0
+    /// Every draft's location (see ``DraftLocation``).
+    private var locations: [DraftLocation] = []
     /// Every draft, children before parents (the order they are written in).
     private(set) var drafts: [Draft] = []
 
@@ -75,9 +98,10 @@ struct MappingEngine {
     // MARK: Reading JSON into drafts
 
     /// Reads one object's representation.
-    mutating func collect(_ json: JSONValue, mapping: ObjectMapping, path: String, weak: Bool = false) throws -> Draft {
+    mutating func collect(_ json: JSONValue, mapping: ObjectMapping, at location: DraftLocation, weak: Bool = false) throws -> Draft {
         let json = mapping.preprocess?(json) ?? json
-        let draft = Draft(mapping: mapping, path: path)
+        locations.append(location)
+        let draft = Draft(mapping: mapping, location: locations.count - 1)
         draft.onlyWeak = weak
         let schema = mapping.info.schema
         for rule in mapping.rules {
@@ -91,8 +115,7 @@ struct MappingEngine {
             let property = schema.properties[rule.index]
             // Built only when needed (an error, a child's path): most fields never need it.
             func location() -> String {
-                path.isEmpty ? (rule.keyPath?.joined(separator: ".") ?? rule.property)
-                             : path + "." + (rule.keyPath?.joined(separator: ".") ?? rule.property)
+                path(of: DraftLocation(parent: draft.location, member: rule.pathText, position: -1))
             }
             switch rule.kind {
             case .attribute(let transformer):
@@ -115,7 +138,8 @@ struct MappingEngine {
                     case .array(let elements):
                         var children: [Draft] = []
                         for (position, element) in elements.enumerated() {
-                            children.append(try collect(element, mapping: child, path: "\(location())[\(position)]", weak: weak))
+                            children.append(try collect(element, mapping: child,
+                                                       at: DraftLocation(parent: draft.location, member: rule.pathText, position: position), weak: weak))
                         }
                         draft.links[rule.index] = .many(children)
                     default:
@@ -124,17 +148,19 @@ struct MappingEngine {
                 } else if value == .null {
                     draft.links[rule.index] = .one(nil)
                 } else {
-                    draft.links[rule.index] = .one(try collect(value, mapping: child, path: location(), weak: weak))
+                    draft.links[rule.index] = .one(try collect(value, mapping: child, at: DraftLocation(parent: draft.location, member: rule.pathText, position: -1), weak: weak))
                 }
             }
         }
         if let identityIndex = mapping.identityIndex {
             guard let identity = draft.fields[identityIndex], identity != .null else {
+                let path = path(of: draft)
                 throw JSONMappingError.missingPrimaryKey(path: path.isEmpty ? "$" : path, type: mapping.className,
                                                          property: schema.properties[identityIndex].name)
             }
             draft.identity = identity
-            if let earlier = known[mapping.className]?[identity] {
+            let type = ObjectIdentifier(mapping.type)
+            if let earlier = known[type]?[identity] {
                 // The same object twice in one payload: one object, later values win.
                 if !weak {
                     for (index, field) in draft.fields.enumerated() where field != nil { earlier.fields[index] = field }
@@ -143,10 +169,29 @@ struct MappingEngine {
                 earlier.onlyWeak = earlier.onlyWeak && weak
                 return earlier
             }
-            known[mapping.className, default: [:]][identity] = draft
+            known[type, default: Self.table(capacity: expectedCount)][identity] = draft
         }
         drafts.append(draft)
         return draft
+    }
+
+    /// Where `draft`'s JSON was, as errors name it ("" for the whole payload).
+    func path(of draft: Draft) -> String { path(of: locations[draft.location]) }
+
+    func path(of location: DraftLocation) -> String {
+        var text = location.member
+        if location.parent >= 0 {
+            let parentText = path(of: locations[location.parent])
+            if !parentText.isEmpty { text = parentText + "." + text }
+        }
+        if location.position >= 0 { text += "[\(location.position)]" }
+        return text
+    }
+
+    private static func table(capacity: Int) -> [FieldValue: Draft] {
+        var table: [FieldValue: Draft] = [:]
+        table.reserveCapacity(capacity)
+        return table
     }
 
     static func value(in json: JSONValue, at path: [String]) -> JSONValue? {
@@ -331,6 +376,7 @@ struct MappingEngine {
     /// objects the caller returns (only those are built).
     mutating func apply() throws {
         guard let realm, let write = realm.writeState else { throw RealmError.notInWriteTransaction }
+        write.rows.reserveCapacity(write.rows.count + drafts.count)
         // Identity look-ups for mappings whose identity is not the schema's primary key:
         // one scan per type per payload.
         var byIdentity: [String: [FieldValue: [UInt8]]] = [:]
@@ -358,7 +404,7 @@ struct MappingEngine {
                 key = merged
             } else if let identity = draft.identity, mapping.identityIndex == bound.primaryKeyIndex {
                 guard let primaryKey = PrimaryKeyValue(field: identity) else {
-                    throw JSONMappingError.typeMismatch(path: draft.path, expected: "a primary key", found: "\(identity)")
+                    throw JSONMappingError.typeMismatch(path: path(of: draft), expected: "a primary key", found: "\(identity)")
                 }
                 key = primaryKey.keyBytes
             } else if let identity = draft.identity, let index = mapping.identityIndex {
@@ -378,7 +424,7 @@ struct MappingEngine {
             } else {
                 key = bound.primaryKeyIndex == nil ? PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes : []
                 if key.isEmpty {
-                    throw JSONMappingError.missingPrimaryKey(path: draft.path, type: mapping.className,
+                    throw JSONMappingError.missingPrimaryKey(path: path(of: draft), type: mapping.className,
                                                              property: bound.schema.properties[bound.primaryKeyIndex!].name)
                 }
             }

@@ -55,12 +55,15 @@ final class ObjectMapping {
         var kind: Kind
         /// Written when encoding.
         var encoded = true
+        /// How error messages name this rule's value: the dotted key path, or the property.
+        let pathText: String
 
         init(index: Int, property: String, keyPath: [String]?, kind: Kind) {
             self.index = index
             self.property = property
             self.keyPath = keyPath
             self.kind = kind
+            pathText = keyPath?.joined(separator: ".") ?? property
         }
     }
 

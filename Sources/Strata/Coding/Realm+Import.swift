@@ -6,13 +6,7 @@ import Foundation
 extension Realm {
     /// The fields of a new object of `bound`: the class's initial values.
     func initialFields(_ bound: BoundType) -> [FieldValue] {
-        bound.info.type.init()._slots.map { slot in
-            switch slot {
-            case .value(let field): return field
-            case .object: return .null
-            case .list: return .list([])
-            }
-        }
+        bound.constantInitialFields ?? BoundType.initialFields(of: bound.info.type)
     }
 
     /// Sets the given properties of the object `key`, creating it (with the class's initial

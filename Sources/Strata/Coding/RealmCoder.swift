@@ -129,7 +129,7 @@ public final class RealmCoder {
         if let envelope = mapping.objectRoot, let inner = MappingEngine.value(in: json, at: envelope) { body = inner }
         guard case .object = body else { throw JSONMappingError.unexpectedShape(path: "$", expected: "an object of \(mapping.className)") }
         var engine = MappingEngine(realm: realm, options: options)
-        let draft = try engine.collect(body, mapping: mapping, path: "")
+        let draft = try engine.collect(body, mapping: mapping, at: .root())
         return try inWrite {
             try engine.apply()
             return engine.object(for: draft) as! T
@@ -162,9 +162,10 @@ public final class RealmCoder {
         let prefix = mapping.listRoot?.first ?? ""
         var drafts: [Draft] = []
         drafts.reserveCapacity(elements.count)
+        engine.expectedCount = elements.count
         for (index, element) in elements.enumerated() {
             guard case .object = element else { throw JSONMappingError.unexpectedShape(path: "\(prefix)[\(index)]", expected: "an object") }
-            drafts.append(try engine.collect(element, mapping: mapping, path: "\(prefix)[\(index)]"))
+            drafts.append(try engine.collect(element, mapping: mapping, at: .root(prefix, position: index)))
         }
         return (engine, drafts)
     }

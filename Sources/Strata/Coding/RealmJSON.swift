@@ -172,7 +172,7 @@ extension Object {
         var engine = MappingEngine(realm: realm, options: MappingOptions())
         var drafts: [Draft] = []
         for (index, element) in elements.enumerated() {
-            drafts.append(try engine.collect(element, mapping: mapping, path: "[\(index)]"))
+            drafts.append(try engine.collect(element, mapping: mapping, at: .root(position: index)))
         }
         let apply = { () throws -> [Object] in
             try engine.apply()
@@ -189,7 +189,7 @@ extension Object {
         var visited: [ObjectIdentifier: ObjectMapping] = [:]
         let mapping = realmJSONMapping(self, realm: realm, visited: &visited)
         var engine = MappingEngine(realm: realm, options: MappingOptions())
-        let draft = try engine.collect(json, mapping: mapping, path: "")
+        let draft = try engine.collect(json, mapping: mapping, at: .root())
         let apply = { () throws -> Self in
             try engine.apply()
             return engine.object(for: draft) as! Self

@@ -12,6 +12,13 @@ struct JSONReader {
     private var position = 0
     /// Scratch space for strings with escapes.
     private var scratch: [UInt8] = []
+    /// Elements and members of the containers being read, innermost last: each container
+    /// is built once, at its exact size, when it closes (no growth, no rehashing).
+    private var elementStack: [JSONValue] = []
+    private var memberStack: [(key: String, value: JSONValue)] = []
+    /// Object keys too long to be stored inline in a String, by a hash of their bytes:
+    /// a payload repeats its keys, so each distinct long key is allocated once.
+    private var longKeys: [String?] = Array(repeating: nil, count: 256)
 
     private init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
@@ -71,17 +78,21 @@ struct JSONReader {
         guard depth <= Self.maxDepth else { throw JSONError.tooDeep(limit: Self.maxDepth, offset: position) }
         position += 1
         skipWhitespace()
-        var elements: [JSONValue] = []
         if try peek() == UInt8(ascii: "]") {
             position += 1
-            return .array(elements)
+            return .array([])
         }
+        let base = elementStack.count
         while true {
-            elements.append(try parseValue(depth: depth))
+            elementStack.append(try parseValue(depth: depth))
             skipWhitespace()
             let byte = try peek()
             position += 1
-            if byte == UInt8(ascii: "]") { return .array(elements) }
+            if byte == UInt8(ascii: "]") {
+                let elements = Array(elementStack[base...])
+                elementStack.removeSubrange(base...)
+                return .array(elements)
+            }
             guard byte == UInt8(ascii: ",") else { throw JSONError.unexpectedCharacter(byte, offset: position - 1) }
             skipWhitespace()
         }
@@ -91,28 +102,81 @@ struct JSONReader {
         guard depth <= Self.maxDepth else { throw JSONError.tooDeep(limit: Self.maxDepth, offset: position) }
         position += 1
         skipWhitespace()
-        var members: [String: JSONValue] = [:]
         if try peek() == UInt8(ascii: "}") {
             position += 1
-            return .object(members)
+            return .object([:])
         }
+        let base = memberStack.count
         while true {
             let byte = try peek()
             guard byte == UInt8(ascii: "\"") else { throw JSONError.unexpectedCharacter(byte, offset: position) }
-            let key = try parseString()
+            let key = try parseKey()
             skipWhitespace()
             let colon = try peek()
             guard colon == UInt8(ascii: ":") else { throw JSONError.unexpectedCharacter(colon, offset: position) }
             position += 1
             skipWhitespace()
-            members[key] = try parseValue(depth: depth)
+            memberStack.append((key, try parseValue(depth: depth)))
             skipWhitespace()
             let next = try peek()
             position += 1
-            if next == UInt8(ascii: "}") { return .object(members) }
+            if next == UInt8(ascii: "}") {
+                // Duplicate keys: the last one wins, as in JSONSerialization.
+                var members = [String: JSONValue](minimumCapacity: memberStack.count - base)
+                for (key, value) in memberStack[base...] { members[key] = value }
+                memberStack.removeSubrange(base...)
+                return .object(members)
+            }
             guard next == UInt8(ascii: ",") else { throw JSONError.unexpectedCharacter(next, offset: position - 1) }
             skipWhitespace()
         }
+    }
+
+    /// An object key: a string, shared with earlier occurrences when it is long.
+    private mutating func parseKey() throws -> String {
+        let start = position + 1
+        let end = plainRunEnd(from: start)
+        guard end < bytes.count, bytes[end] == UInt8(ascii: "\"") else { return try parseString() }
+        let length = end - start
+        let keyBytes = UnsafeRawBufferPointer(rebasing: bytes[start ..< end])
+        position = end + 1
+        // Short keys are stored inline in the String: nothing to share.
+        if length <= 15 { return String(decoding: keyBytes, as: UTF8.self) }
+        var hash: UInt32 = 2_166_136_261
+        for byte in keyBytes { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+        let slot = Int(hash & 255)
+        if var cached = longKeys[slot], cached.utf8.count == length,
+           cached.withUTF8({ memcmp($0.baseAddress!, keyBytes.baseAddress!, length) == 0 }) {
+            return cached
+        }
+        let key = String(decoding: keyBytes, as: UTF8.self)
+        longKeys[slot] = key
+        return key
+    }
+
+    /// The end of the run of printable ASCII from `start` that needs no decoding (no quote,
+    /// backslash, control character or non-ASCII byte), read eight bytes at a time.
+    @inline(__always)
+    private func plainRunEnd(from start: Int) -> Int {
+        var index = start
+        let high: UInt64 = 0x8080_8080_8080_8080, ones: UInt64 = 0x0101_0101_0101_0101
+        while index + 8 <= bytes.count {
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self))
+            let quote = word ^ (ones &* 0x22), backslash = word ^ (ones &* 0x5C)
+            // Bit-twiddling tests for "some byte is zero" and "some byte is below n" (exact as
+            // existence tests): a quote, a backslash, a control character, or a high bit set.
+            let hasQuote = (quote &- ones) & ~quote
+            let hasBackslash = (backslash &- ones) & ~backslash
+            let hasControl = (word &- ones &* 0x20) & ~word
+            if (hasQuote | hasBackslash | hasControl | word) & high != 0 { break }
+            index += 8
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 || byte >= 0x80 { break }
+            index += 1
+        }
+        return index
     }
 
     // MARK: Strings
@@ -122,6 +186,7 @@ struct JSONReader {
         position += 1
         let start = position
         // Fast path: no escapes — validate and decode the bytes in place.
+        position = plainRunEnd(from: position)
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {

@@ -32,6 +32,9 @@ final class BoundType: @unchecked Sendable {
     let indexedProperties: [Int]
     /// A row of nulls, shared (copy-on-write) as the starting point of new rows.
     let nullFields: [FieldValue]
+    /// The class's initial values when they are the same for every new instance (nil when an
+    /// initializer computes them, e.g. `UUID()` or `Date()`: each new object then runs it).
+    let constantInitialFields: [FieldValue]?
 
     init(info: ObjectType, schema: ObjectSchema) {
         self.info = info
@@ -40,6 +43,19 @@ final class BoundType: @unchecked Sendable {
         primaryKeyIndex = schema.properties.firstIndex(where: \.isPrimaryKey)
         indexedProperties = schema.properties.indices.filter { schema.properties[$0].isIndexed }
         nullFields = Array(repeating: .null, count: schema.properties.count)
+        let first = Self.initialFields(of: info.type), second = Self.initialFields(of: info.type)
+        constantInitialFields = first == second ? first : nil
+    }
+
+    /// The initial values of a new instance of `type`, as fields.
+    static func initialFields(of type: Object.Type) -> [FieldValue] {
+        type.init()._slots.map { slot in
+            switch slot {
+            case .value(let field): return field
+            case .object: return .null
+            case .list: return .list([])
+            }
+        }
     }
 
     var className: String { schema.className }
