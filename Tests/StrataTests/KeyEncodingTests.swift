@@ -48,4 +48,34 @@ final class RowFormatTests: XCTestCase {
         let nested = RowFormat.encode([.list([.int(2), .list([.string("x")])]), .date(Date(timeIntervalSinceReferenceDate: 5)), .uuid(UUID()), .decimal(Decimal(string: "1.25")!)])
         XCTAssertEqual(try RowFormat.encode(RowFormat.fields(of: nested)), nested)
     }
+
+    /// Splicing (how imports update rows without decoding them) gives exactly the row that
+    /// decoding, replacing and re-encoding gives, including rows widened by new properties;
+    /// a damaged offset table is refused.
+    func testSplicingEqualsDecodeReplaceEncode() throws {
+        var generator = SeededGenerator(seed: 3)
+        func randomField() -> FieldValue {
+            switch Int.random(in: 0 ..< 7, using: &generator) {
+            case 0: return .null
+            case 1: return .bool(Bool.random(using: &generator))
+            case 2: return .int(Int64.random(in: .min ... .max, using: &generator))
+            case 3: return .double(Double.random(in: -1e9 ... 1e9, using: &generator))
+            case 4: return .string(String(repeating: "é", count: Int.random(in: 0 ... 40, using: &generator)))
+            case 5: return .list((0 ..< Int.random(in: 0 ... 3, using: &generator)).map { .int(Int64($0)) })
+            default: return .link(PrimaryKeyValue.int(Int64.random(in: 0 ... 99, using: &generator)).keyBytes)
+            }
+        }
+        for _ in 0 ..< 500 {
+            let oldCount = Int.random(in: 0 ... 6, using: &generator)
+            let count = oldCount + Int.random(in: 0 ... 2, using: &generator)
+            let old = (0 ..< oldCount).map { _ in randomField() }
+            let replacements: [FieldValue?] = (0 ..< count).map { _ in Bool.random(using: &generator) ? randomField() : nil }
+            let spliced = try RowFormat.splice(RowFormat.encode(old), count: count) { replacements[$0] }
+            let expected = (0 ..< count).map { replacements[$0] ?? ($0 < oldCount ? old[$0] : .null) }
+            XCTAssertEqual(spliced, RowFormat.encode(expected))
+        }
+        var damaged = RowFormat.encode([.int(1), .string("abc")])
+        damaged[8] = 0xFF                      // the second field's end offset points past the row
+        XCTAssertThrowsError(try RowFormat.splice(damaged, count: 2) { _ in nil })
+    }
 }

@@ -10,27 +10,36 @@ extension Realm {
     }
 
     /// Sets the given properties of the object `key`, creating it (with the class's initial
-    /// values and its primary key) if it does not exist.
+    /// values and its primary key) if it does not exist. A row first touched here is built
+    /// as bytes straight away — an existing one by copying the bytes of the properties the
+    /// JSON leaves alone — so an import never decodes stored rows.
     func importRow(bound: BoundType, key: [UInt8], assignments: [FieldValue?], write: WriteState) throws {
         let rowKey = RowKey(table: bound.table, key: key)
         write.willChange(rowKey)
-        let pending: PendingRow
-        if let existing = write.rows[rowKey] {
-            pending = existing
-            if pending.fields == nil { pending.fields = newFields(bound, key: key) }
-        } else if let stored = storedRow(table: bound.table, key: key) {
-            var fields = try RowFormat.fields(of: stored)
-            if fields.count < bound.schema.properties.count {
-                fields.append(contentsOf: repeatElement(FieldValue.null, count: bound.schema.properties.count - fields.count))
+        let count = bound.schema.properties.count
+        let primaryKeyIndex = bound.primaryKeyIndex ?? -1
+        if let pending = write.rows[rowKey] {
+            // Touched before in this write (a payload's duplicate, an object set by hand).
+            if pending.isDeleted { pending.fields = newFields(bound, key: key) }
+            for (index, value) in assignments.enumerated() where index != primaryKeyIndex {
+                if let value { pending.fields![index] = value }
             }
-            pending = PendingRow(fields: fields, originalRow: stored, atomicMark: write.atomicID)
-            write.rows[rowKey] = pending
+        } else if let stored = storedRow(table: bound.table, key: key) {
+            let row = try RowFormat.splice(stored, count: count) { index in
+                index == primaryKeyIndex || index >= assignments.count ? nil : assignments[index]
+            }
+            write.rows[rowKey] = PendingRow(row: row, originalRow: stored, atomicMark: write.atomicID)
         } else {
-            pending = PendingRow(fields: newFields(bound, key: key), originalRow: nil, atomicMark: write.atomicID)
-            write.rows[rowKey] = pending
-        }
-        for (index, value) in assignments.enumerated() where index != bound.primaryKeyIndex {
-            if let value { pending.fields![index] = value }
+            let initial = initialFields(bound)
+            let primaryKey = primaryKeyIndex >= 0 ? PrimaryKeyValue(keyBytes: key)?.field : nil
+            let row = RowFormat.encode(count: count) { index, out in
+                if index == primaryKeyIndex, let primaryKey {
+                    RowFormat.append(primaryKey, to: &out)
+                } else {
+                    RowFormat.append((index < assignments.count ? assignments[index] : nil) ?? initial[index], to: &out)
+                }
+            }
+            write.rows[rowKey] = PendingRow(row: row, originalRow: nil, atomicMark: write.atomicID)
         }
         write.noteChange(bound: bound, key: key)
         bumpContentVersion()
@@ -45,7 +54,7 @@ extension Realm {
     /// Property `index` of the object `key` as the open write sees it (nil if it does not exist).
     func currentField(bound: BoundType, key: [UInt8], index: Int) -> FieldValue? {
         if let pending = writeState?.rows[RowKey(table: bound.table, key: key)] {
-            return pending.fields?[index]
+            return pending.field(index)
         }
         guard let row = storedRow(table: bound.table, key: key) else { return nil }
         return try? RowFormat.field(index, of: row)

@@ -276,7 +276,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             } catch {
                 preconditionFailure("reading \(bound.className) objects: \(error)")
             }
-            for (rowKey, row) in pending where row.fields != nil {
+            for (rowKey, row) in pending where !row.isDeleted {
                 objects.append((rowKey.key, realm.makeObject(bound: bound, key: rowKey.key, row: nil) as! Element))
             }
         }
@@ -303,7 +303,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         if let keys = candidateKeys(in: realm, pending: pending) {
             for key in keys {
                 if let row = pending[RowKey(table: bound.table, key: key)] {
-                    if let fields = row.fields { consider(key, Self.accessor(fields)) }
+                    if !row.isDeleted { consider(key) { row.field($0)! } }
                 } else if let stored = realm.storedRow(table: bound.table, key: key) {
                     consider(key, row: stored)
                 }
@@ -322,8 +322,8 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             } catch {
                 preconditionFailure("reading \(bound.className) objects: \(error)")
             }
-            for (rowKey, row) in pending {
-                if let fields = row.fields { consider(rowKey.key, Self.accessor(fields)) }
+            for (rowKey, row) in pending where rowKey.table == bound.table {
+                if !row.isDeleted { consider(rowKey.key) { row.field($0)! } }
             }
         }
         if !ordered {

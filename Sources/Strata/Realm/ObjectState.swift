@@ -6,8 +6,17 @@ import Foundation
 
 /// The changes a write transaction made to one object, applied to the engine at commit.
 final class PendingRow {
-    /// The values now; nil when the object was deleted in this transaction.
-    var fields: [FieldValue]?
+    /// What the object holds now.
+    enum Content {
+        /// Deleted in this transaction.
+        case deleted
+        /// Decoded values (objects set through accessors change these in place).
+        case fields([FieldValue])
+        /// An encoded row (JSON imports build rows directly; decoded on first change).
+        case row([UInt8])
+    }
+
+    private(set) var content: Content
     /// The stored row before the transaction (bytes: compared, not decoded, at commit);
     /// nil when the object did not exist.
     let originalRow: StoredValue?
@@ -17,11 +26,67 @@ final class PendingRow {
     var atomicMark: UInt64
 
     init(fields: [FieldValue]?, originalRow: StoredValue?, atomicMark: UInt64 = 0) {
-        self.fields = fields
+        content = fields.map(Content.fields) ?? .deleted
         self.originalRow = originalRow
         self.atomicMark = atomicMark
     }
 
+    init(row: [UInt8], originalRow: StoredValue?, atomicMark: UInt64) {
+        content = .row(row)
+        self.originalRow = originalRow
+        self.atomicMark = atomicMark
+    }
+
+    var isDeleted: Bool {
+        if case .deleted = content { return true }
+        return false
+    }
+
+    /// The values now (nil: deleted). Changing them decodes an encoded row once, then
+    /// changes the values in place.
+    var fields: [FieldValue]? {
+        get {
+            switch content {
+            case .deleted: return nil
+            case .fields(let fields): return fields
+            case .row(let row): return Self.decode(row)
+            }
+        }
+        set { content = newValue.map(Content.fields) ?? .deleted }
+        _modify {
+            var value = fields
+            content = .deleted          // so `value` is the only reference: changed in place
+            defer { content = value.map(Content.fields) ?? .deleted }
+            yield &value
+        }
+    }
+
+    /// Property `index` now, without decoding the others (nil: deleted).
+    func field(_ index: Int) -> FieldValue? {
+        switch content {
+        case .deleted: return nil
+        case .fields(let fields): return index < fields.count ? fields[index] : .null
+        case .row(let row):
+            do { return try RowFormat.field(index, of: row) } catch { preconditionFailure("pending row: \(error)") }
+        }
+    }
+
+    /// The row to write at commit (nil: deleted).
+    func encodedRow() -> [UInt8]? {
+        switch content {
+        case .deleted: return nil
+        case .fields(let fields): return RowFormat.encode(fields)
+        case .row(let row): return row
+        }
+    }
+
+    /// Puts back a state saved by `WriteState.willChange`.
+    func restore(_ saved: Content) { content = saved }
+
+    private static func decode(_ row: [UInt8]) -> [FieldValue] {
+        // Rows here were encoded by this process a moment ago: failing to decode is a bug.
+        do { return try RowFormat.fields(of: row) } catch { preconditionFailure("pending row: \(error)") }
+    }
 }
 
 /// The managed state of an object. Public only so `@Persisted` can reach it.
@@ -100,7 +165,7 @@ public final class ObjectState {
 
     var isInvalidated: Bool {
         if realm.isClosed { return true }
-        if let pending = currentPending() { return pending.fields == nil }
+        if let pending = currentPending() { return pending.isDeleted }
         return storedRow() == nil
     }
 
@@ -119,8 +184,8 @@ public final class ObjectState {
             }
         }
         if let pending = currentPending() {
-            guard let fields = pending.fields else { invalidatedAccess() }
-            return fields[index]
+            guard let field = pending.field(index) else { invalidatedAccess() }
+            return field
         }
         guard let row = storedRow() else { invalidatedAccess() }
         do {
@@ -169,8 +234,8 @@ public final class ObjectState {
             self.pending = pending
             pendingWrite = write.id
         }
-        guard pending.fields != nil else { invalidatedAccess() }
-        if index == bound.primaryKeyIndex, pending.fields![index] != value {
+        guard let current = pending.field(index) else { invalidatedAccess() }
+        if index == bound.primaryKeyIndex, current != value {
             preconditionFailure("Primary key can't be changed after an object is inserted: \(objectName).\(bound.schema.properties[index].name)")
         }
         pending.fields![index] = value

@@ -38,7 +38,7 @@ final class WriteState {
     // An add or create that fails must leave nothing behind, even if the caller catches the
     // error and commits: while one runs, the first change to each row saves its old state.
     // Rows saved (or created) by the current one carry its mark, so each is saved once.
-    private var undo: [(key: RowKey, row: PendingRow?, fields: [FieldValue]?, forced: PropertyMask)]?
+    private var undo: [(key: RowKey, row: PendingRow?, content: PendingRow.Content, forced: PropertyMask)]?
     private var nextAtomicID: UInt64 = 1
     /// The mark of the add or create in progress (0: none).
     private(set) var atomicID: UInt64 = 0
@@ -61,7 +61,7 @@ final class WriteState {
             guard row.atomicMark != atomicID else { return }
             row.atomicMark = atomicID
         }
-        undo!.append((key, row, row?.fields, row?.forced ?? PropertyMask()))
+        undo!.append((key, row, row?.content ?? .deleted, row?.forced ?? PropertyMask()))
     }
 
     /// Ends recording; with `failed`, puts every saved row back.
@@ -69,7 +69,7 @@ final class WriteState {
         if failed, let undo {
             for entry in undo.reversed() {
                 if let row = entry.row {
-                    row.fields = entry.fields
+                    row.restore(entry.content)
                     row.forced = entry.forced
                     rows[entry.key] = row
                 } else {
@@ -184,14 +184,14 @@ extension Realm {
                 table.inserted.reserveCapacity(write.rows.count)
                 changes.tables[bound.table] = table
             }
-            switch (pending.originalRow, pending.fields) {
+            switch (pending.originalRow, pending.encodedRow()) {
             case (nil, nil):
                 continue
-            case (nil, let fields?):
-                try transaction.put(table: bound.table, key: key, value: RowFormat.encode(fields))
+            case (nil, let row?):
+                try transaction.put(table: bound.table, key: key, value: row)
                 changes.tables[bound.table, default: TableChanges()].inserted.insert(ObjectKey(key))
                 for index in bound.indexedProperties {
-                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: fields[index])
+                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: pending.field(index)!)
                 }
             case (let originalRow?, nil):
                 try transaction.delete(table: bound.table, key: key)
@@ -199,9 +199,8 @@ extension Realm {
                 for index in bound.indexedProperties {
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: try RowFormat.field(index, of: originalRow))
                 }
-            case (let originalRow?, let fields?):
+            case (let originalRow?, let row?):
                 // Modified properties are those whose stored bytes differ.
-                let row = RowFormat.encode(fields)
                 var modified = try RowFormat.changedFields(from: originalRow, to: row)
                 modified.formUnion(pending.forced)
                 guard !modified.isEmpty else { continue }
@@ -209,7 +208,7 @@ extension Realm {
                 changes.tables[bound.table, default: TableChanges()].modified[ObjectKey(key)] = modified
                 for index in bound.indexedProperties where modified.contains(index) {
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: try RowFormat.field(index, of: originalRow))
-                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: fields[index])
+                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: pending.field(index)!)
                 }
             }
         }
@@ -289,7 +288,7 @@ extension Realm {
         let rowKey = RowKey(table: bound.table, key: key)
         let existing = write.rows[rowKey]
         let stored = existing == nil ? storedRow(table: bound.table, key: key) : nil
-        if existing?.fields != nil || stored != nil, update == .error {
+        if existing.map({ !$0.isDeleted }) ?? false || stored != nil, update == .error {
             throw RealmError.primaryKeyExists(type: bound.className, key: PrimaryKeyValue(keyBytes: key)?.description ?? "?")
         }
         // Become managed before converting links, so cycles find this object's key.
@@ -300,7 +299,7 @@ extension Realm {
         let pending: PendingRow
         if let existing {
             pending = existing
-            if pending.fields == nil { pending.fields = bound.nullFields }
+            if pending.isDeleted { pending.fields = bound.nullFields }
         } else {
             pending = PendingRow(fields: bound.nullFields, originalRow: stored, atomicMark: write.atomicID)
             write.rows[rowKey] = pending
@@ -484,7 +483,7 @@ extension Realm {
         }
         let rowKey = RowKey(table: state.bound.table, key: state.key)
         if let pending = write.rows[rowKey] {
-            guard pending.fields != nil else { return }
+            guard !pending.isDeleted else { return }
             pending.fields = nil
         } else {
             guard let row = storedRow(table: state.bound.table, key: state.key) else { return }

@@ -170,14 +170,14 @@ public final class Realm {
 
     /// Whether `key` exists now (pending writes included).
     func exists(_ bound: BoundType, key: [UInt8]) -> Bool {
-        if let pending = writeState?.rows[RowKey(table: bound.table, key: key)] { return pending.fields != nil }
+        if let pending = writeState?.rows[RowKey(table: bound.table, key: key)] { return !pending.isDeleted }
         return view.snapshot.contains(table: bound.table, key: key)
     }
 
     /// The managed object for `key`, or nil if there is none.
     func object(bound: BoundType, key: [UInt8]) -> Object? {
         if let pending = writeState?.rows[RowKey(table: bound.table, key: key)] {
-            return pending.fields == nil ? nil : makeObject(bound: bound, key: key, row: nil)
+            return pending.isDeleted ? nil : makeObject(bound: bound, key: key, row: nil)
         }
         // One look-up: the row read now is the one the object shows until the realm moves.
         guard let row = storedRow(table: bound.table, key: key) else { return nil }

@@ -35,21 +35,52 @@ enum RowFormat {
     /// The row holding `fields`, built in one buffer: the offset table is reserved first and
     /// filled in as the fields are appended.
     static func encode(_ fields: [FieldValue]) -> [UInt8] {
-        let base = 4 + 4 * fields.count
+        encode(count: fields.count) { index, row in append(fields[index], to: &row) }
+    }
+
+    /// A row of `count` fields, each appended by `appendField(index, &row)` (a tagged value).
+    @inline(__always)
+    static func encode(count: Int, sizeHint: Int = 0, _ appendField: (Int, inout [UInt8]) -> Void) -> [UInt8] {
+        let base = 4 + 4 * count
         var row: [UInt8] = []
-        row.reserveCapacity(base + fields.count * 12 + 16)
+        row.reserveCapacity(base + max(sizeHint, count * 12 + 16))
         row.append(version)
         row.append(0)
-        appendLE(UInt16(fields.count), to: &row)
-        row.append(contentsOf: repeatElement(0, count: 4 * fields.count))
-        for (index, field) in fields.enumerated() {
-            append(field, to: &row)
+        appendLE(UInt16(count), to: &row)
+        row.append(contentsOf: repeatElement(0, count: 4 * count))
+        for index in 0 ..< count {
+            appendField(index, &row)
             let end = UInt32(row.count - base).littleEndian
             withUnsafeBytes(of: end) { bytes in
                 for byte in 0 ..< 4 { row[4 + 4 * index + byte] = bytes[byte] }
             }
         }
         return row
+    }
+
+    /// `row` with the fields that `replacements` gives (non-nil) replaced, the others copied
+    /// as bytes (never decoded), widened to `count` fields with nulls.
+    static func splice(_ row: some ContiguousBytes, count: Int, replacements: (Int) -> FieldValue?) throws -> [UInt8] {
+        let oldCount = try fieldCount(row)
+        return try row.withUnsafeBytes { raw in
+            let oldBase = 4 + 4 * oldCount
+            func end(_ index: Int) -> Int {
+                index < 0 ? 0 : Int(raw.loadUnaligned(fromByteOffset: 4 + 4 * index, as: UInt32.self).littleEndian)
+            }
+            // Check the offset table once, so copying below cannot go out of bounds.
+            for index in 0 ..< oldCount where end(index - 1) >= end(index) || oldBase + end(index) > raw.count {
+                throw DecodingError(reason: "field \(index) out of bounds")
+            }
+            return encode(count: count, sizeHint: raw.count) { index, out in
+                if let replacement = replacements(index) {
+                    append(replacement, to: &out)
+                } else if index < oldCount {
+                    out.append(contentsOf: UnsafeRawBufferPointer(rebasing: raw[oldBase + end(index - 1) ..< oldBase + end(index)]))
+                } else {
+                    out.append(Tag.null.rawValue)
+                }
+            }
+        }
     }
 
     static func append(_ value: FieldValue, to out: inout [UInt8]) {
