@@ -5,7 +5,7 @@ import Foundation
 import Strata
 
 /// Any JSON, for JSONDecoder (a DOM decode, as JSONValue is).
-enum AnyJSON: Decodable {
+enum AnyJSON: Codable {
     case null, bool(Bool), int(Int64), double(Double), string(String), array([AnyJSON]), object([String: AnyJSON])
 
     init(from decoder: Decoder) throws {
@@ -17,6 +17,19 @@ enum AnyJSON: Decodable {
         else if let s = try? container.decode(String.self) { self = .string(s) }
         else if let a = try? container.decode([AnyJSON].self) { self = .array(a) }
         else { self = .object(try container.decode([String: AnyJSON].self)) }
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let b): try container.encode(b)
+        case .int(let i): try container.encode(i)
+        case .double(let d): try container.encode(d)
+        case .string(let s): try container.encode(s)
+        case .array(let a): try container.encode(a)
+        case .object(let o): try container.encode(o)
+        }
     }
 }
 

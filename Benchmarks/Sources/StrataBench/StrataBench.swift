@@ -33,6 +33,10 @@ struct StrataBench: ParsableCommand {
     var profileObjects: String?
     @Flag(help: "Profile the JSON import alone (the parents workload, cold then hot).")
     var profileImport = false
+    @Flag(help: "With --profile-import: the Twitter workload (--statuses) instead of the parents one.")
+    var twitter = false
+    @Option(help: "Twitter statuses in the import benchmark (copies of twitter.json's, with fresh ids).")
+    var statuses = 10_000
     @Option(help: "Profile the JSON reader alone on one payload file (its path).")
     var profileReader: String?
     @Option(help: "Objects in the object-level benchmarks.")
@@ -54,7 +58,7 @@ struct StrataBench: ParsableCommand {
             return
         }
         if profileImport {
-            try ImportBenchmarks(parents: 10_000, statuses: 0, directory: work, jsonDirectory: jsonDirectory).profile(rounds: rounds)
+            try ImportBenchmarks(parents: 10_000, statuses: twitter ? statuses : 0, directory: work, jsonDirectory: jsonDirectory).profile(rounds: rounds)
             return
         }
         if let phase = profileObjects {
@@ -91,7 +95,7 @@ struct StrataBench: ParsableCommand {
             let rows = try JSONBenchmarks(directory: jsonDirectory, rounds: max(rounds, 5)).run()
             print("\n## JSON reading (same run, same payloads)\n")
             print(markdownTable(rows))
-            let imports = try ImportBenchmarks(parents: 10_000, statuses: 10_000, directory: work, jsonDirectory: jsonDirectory).run()
+            let imports = try ImportBenchmarks(parents: 10_000, statuses: statuses, directory: work, jsonDirectory: jsonDirectory).run()
             print("\n## JSON import (same run, same payloads)\n")
             print(markdownTable(imports))
         }

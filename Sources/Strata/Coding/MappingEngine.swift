@@ -90,9 +90,13 @@ struct MappingEngine {
     /// Every draft, children before parents (the order they are written in).
     private(set) var drafts: [Draft] = []
 
+    /// The date formatter's pattern, when a fixed-width one this engine parses itself.
+    private let datePattern: FixedDatePattern?
+
     init(realm: Realm?, options: MappingOptions) {
         self.realm = realm
         self.options = options
+        datePattern = options.dateFormatter.flatMap { FixedDatePattern($0) }
     }
 
     // MARK: Reading JSON into drafts
@@ -321,7 +325,7 @@ struct MappingEngine {
         case .date:
             if case .string(let s) = value {
                 if let formatter = options.dateFormatter {
-                    if let date = formatter.date(from: s) { return .date(date) }
+                    if let date = datePattern?.date(from: s) ?? formatter.date(from: s) { return .date(date) }
                 } else if let date = Self.iso8601(s) {
                     return .date(date)
                 }
@@ -552,7 +556,7 @@ struct MappingEngine {
             if property.kind == .column, let nested = try? JSONValue(data: d) { return nested }
             return .string(d.base64EncodedString())
         case .date(let d):
-            if let formatter = options.dateFormatter { return .string(formatter.string(from: d)) }
+            if let formatter = options.dateFormatter { return .string(datePattern?.string(from: d) ?? formatter.string(from: d)) }
             // Whole seconds print without a fraction, so "2013-01-10T07:58:30Z" round-trips.
             let wholeSeconds = d.timeIntervalSince1970.rounded() == d.timeIntervalSince1970
             return .string(wholeSeconds ? Self.isoPlain.format(d) : Self.isoFull.format(d))
