@@ -83,7 +83,8 @@ struct MappingEngine {
 
     /// Drafts by type and identity, so a payload's duplicates become one object.
     private var known: [ObjectIdentifier: [FieldValue: Draft]] = [:]
-    /// How many objects the payload is expected to hold (sizes the tables up front).
+    /// How many root objects the payload holds (sizes the identity tables up front: a type
+    /// first met as n elements of a list is expected about n times per root).
     var expectedCount = 0
     /// Every draft's location (see ``DraftLocation``).
     private var locations: [DraftLocation] = []
@@ -102,7 +103,8 @@ struct MappingEngine {
     // MARK: Reading JSON into drafts
 
     /// Reads one object's representation.
-    mutating func collect(_ json: JSONValue, mapping: ObjectMapping, at location: DraftLocation, weak: Bool = false) throws -> Draft {
+    mutating func collect(_ json: JSONValue, mapping: ObjectMapping, at location: DraftLocation, weak: Bool = false,
+                          perRoot: Int = 1) throws -> Draft {
         let json = mapping.preprocess?(json) ?? json
         locations.append(location)
         let draft = Draft(mapping: mapping, location: locations.count - 1)
@@ -143,7 +145,8 @@ struct MappingEngine {
                         var children: [Draft] = []
                         for (position, element) in elements.enumerated() {
                             children.append(try collect(element, mapping: child,
-                                                       at: DraftLocation(parent: draft.location, member: rule.pathText, position: position), weak: weak))
+                                                       at: DraftLocation(parent: draft.location, member: rule.pathText, position: position),
+                                                       weak: weak, perRoot: min(perRoot * elements.count, 1 << 20)))
                         }
                         draft.links[rule.index] = .many(children)
                     default:
@@ -152,7 +155,8 @@ struct MappingEngine {
                 } else if value == .null {
                     draft.links[rule.index] = .one(nil)
                 } else {
-                    draft.links[rule.index] = .one(try collect(value, mapping: child, at: DraftLocation(parent: draft.location, member: rule.pathText, position: -1), weak: weak))
+                    draft.links[rule.index] = .one(try collect(value, mapping: child, at: DraftLocation(parent: draft.location, member: rule.pathText, position: -1),
+                                                              weak: weak, perRoot: perRoot))
                 }
             }
         }
@@ -173,7 +177,8 @@ struct MappingEngine {
                 earlier.onlyWeak = earlier.onlyWeak && weak
                 return earlier
             }
-            known[type, default: Self.table(capacity: expectedCount)][identity] = draft
+            // At most 2^18 slots up front: a guess must not cost more than the payload.
+            known[type, default: Self.table(capacity: min(expectedCount * perRoot, 1 << 18))][identity] = draft
         }
         drafts.append(draft)
         return draft
