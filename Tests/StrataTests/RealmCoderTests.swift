@@ -111,6 +111,32 @@ final class RealmCoderTests: RealmTestCase {
         XCTAssertEqual(poole.rating, 4.5)
     }
 
+    /// `decodeArray(from: Data)` reads the list one element at a time; it must answer exactly
+    /// as reading the whole document would.
+    func testArraysAreReadElementByElementWithTheWholeDocumentsSemantics() throws {
+        let realm = try openRealm(types: types)
+        let coder = RealmCoder(realm: realm)
+        func names(_ json: String) throws -> [String] { try coder.decodeArray(CoderUser.self, from: Data(json.utf8)).map(\.username) }
+        // The envelope after other members, which are checked and dropped.
+        XCTAssertEqual(try names(#"{"meta": {"next": [1, {"x": null}]}, "users": [{"id": 1, "username": "a"}], "count": 1}"#), ["a"])
+        // A bare array, even though the type declares an envelope.
+        XCTAssertEqual(try names(#"[{"id": 2, "username": "b"}, {"id": 3, "username": "c"}]"#), ["b", "c"])
+        // The envelope twice: the last one wins, as in a parsed document.
+        XCTAssertEqual(try names(#"{"users": [{"id": 4, "username": "d"}], "users": [{"id": 5, "username": "e"}]}"#), ["e"])
+        XCTAssertNil(realm.object(ofType: CoderUser.self, forPrimaryKey: 4), "the first envelope's objects are not written")
+        XCTAssertEqual(try names("[]"), [])
+        let before = realm.objects(CoderUser.self).count
+        // Malformed JSON after the list, no list, a list that is not one, a bad element.
+        for (json, message) in [(#"{"users": [{"id": 6, "username": "f"}], "more": tru}"#, "invalid JSON: unexpected '}' at byte 51"),
+                                (#"{"people": []}"#, #"$: expected an array of User or an object with "users""#),
+                                (#"{"users": [], "users": {"id": 7}}"#, #"$: expected an array of User or an object with "users""#),
+                                (#"{"users": [{"id": 8}, 3]}"#, "users[1]: expected an object"),
+                                (#"[{"id": 9}] x"#, "invalid JSON: unexpected data after the JSON value at byte 12")] {
+            XCTAssertThrowsError(try coder.decodeArray(CoderUser.self, from: Data(json.utf8)), json) { XCTAssertEqual("\($0)", message, json) }
+        }
+        XCTAssertEqual(realm.objects(CoderUser.self).count, before, "a failed decode writes nothing")
+    }
+
     func testErrorsNamePathsAndWriteNothing() throws {
         let realm = try openRealm(types: types)
         let coder = RealmCoder(realm: realm)

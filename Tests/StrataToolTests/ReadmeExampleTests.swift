@@ -1,5 +1,5 @@
-// The README's thirty-line example, as a user writes it against `import Strata`: if it
-// stops compiling or behaving, this fails.
+// The README's engine example ("The engine on its own"), as a user writes it against
+// `import Strata`: if it stops compiling or behaving, this fails.
 
 import Foundation
 import Strata

@@ -139,8 +139,37 @@ public final class RealmCoder {
     /// Decodes an array (bare, or inside the `realmListEnvelope`) in one transaction.
     public func decodeArray<T: Object>(_ type: T.Type, from data: Data) throws -> [T] {
         try realm.checkThread()
-        // The parsed document is released once read into drafts, before anything is written.
-        var (engine, drafts) = try collectArray(type, from: try parse(data))
+        let mapping = mapping(for: type)
+        guard (mapping.listRoot?.count ?? 1) == 1 else {
+            // A dotted envelope: read the whole document, released once read into drafts.
+            var (engine, drafts) = try collectArray(type, from: try parse(data))
+            return try write(&engine, drafts, as: type)
+        }
+        // Each element is read into drafts as soon as it is parsed, then dropped: the whole
+        // document never exists in memory. Nothing is written until all of it is read.
+        let prefix = mapping.listRoot?.first ?? ""
+        var engine = MappingEngine(realm: realm, options: options)
+        var drafts: [Draft] = []
+        let streamed: Bool
+        do {
+            streamed = try data.withUnsafeBytes { bytes in
+                try JSONReader.streamArray(bytes, envelope: mapping.listRoot?.first, restart: {
+                    engine = MappingEngine(realm: realm, options: options)
+                    drafts = []
+                }) { index, element, size in
+                    if index == 0 {
+                        // Sizes the identity tables: about as many roots as the first one's size fits.
+                        engine.expectedCount = max(1, bytes.count / max(size, 1))
+                        drafts.reserveCapacity(engine.expectedCount)
+                    }
+                    guard case .object = element else { throw JSONMappingError.unexpectedShape(path: "\(prefix)[\(index)]", expected: "an object") }
+                    drafts.append(try engine.collect(element, mapping: mapping, at: .root(prefix, position: index)))
+                }
+            }
+        } catch let error as JSONError {
+            throw JSONMappingError.invalidJSON(error)
+        }
+        guard streamed else { throw Self.notAnArray(mapping) }
         return try write(&engine, drafts, as: type)
     }
 
@@ -151,13 +180,15 @@ public final class RealmCoder {
         return try write(&engine, drafts, as: type)
     }
 
+    private static func notAnArray(_ mapping: ObjectMapping) -> JSONMappingError {
+        .unexpectedShape(path: "$", expected: "an array of \(mapping.className)" + (mapping.listRoot.map { " or an object with \"\($0[0])\"" } ?? ""))
+    }
+
     private func collectArray<T: Object>(_ type: T.Type, from json: JSONValue) throws -> (MappingEngine, [Draft]) {
         let mapping = mapping(for: type)
         var body = json
         if let envelope = mapping.listRoot, let inner = MappingEngine.value(in: json, at: envelope) { body = inner }
-        guard case .array(let elements) = body else {
-            throw JSONMappingError.unexpectedShape(path: "$", expected: "an array of \(mapping.className)" + (mapping.listRoot.map { " or an object with \"\($0[0])\"" } ?? ""))
-        }
+        guard case .array(let elements) = body else { throw Self.notAnArray(mapping) }
         var engine = MappingEngine(realm: realm, options: options)
         let prefix = mapping.listRoot?.first ?? ""
         var drafts: [Draft] = []

@@ -33,6 +33,85 @@ struct JSONReader {
         return value
     }
 
+    /// Reads a payload whose useful part is an array — the top-level value, or the member
+    /// `envelope` of a top-level object — handing each element to `element` as soon as it
+    /// is read (with its position and size in bytes), so the whole document never exists in
+    /// memory at once. Everything else is read and checked, then dropped. If the envelope
+    /// member appears twice, `restart` is called and the last one wins, as in a parse.
+    ///
+    /// - Returns: false when there is no such array (the caller reports the shape).
+    /// - Throws: ``JSONError`` for malformed JSON anywhere, or what `element` throws.
+    static func streamArray(_ bytes: UnsafeRawBufferPointer, envelope: String?, restart: () -> Void,
+                            element: (_ index: Int, _ value: JSONValue, _ size: Int) throws -> Void) throws -> Bool {
+        var reader = JSONReader(bytes)
+        reader.skipWhitespace()
+        var streamed = false
+        switch try reader.peek() {
+        case UInt8(ascii: "["):
+            try reader.streamElements(depth: 1, element)
+            streamed = true
+        case UInt8(ascii: "{") where envelope != nil:
+            reader.position += 1
+            reader.skipWhitespace()
+            if try reader.peek() == UInt8(ascii: "}") {
+                reader.position += 1
+                break
+            }
+            while true {
+                let byte = try reader.peek()
+                guard byte == UInt8(ascii: "\"") else { throw JSONError.unexpectedCharacter(byte, offset: reader.position) }
+                let key = try reader.parseKey()
+                reader.skipWhitespace()
+                let colon = try reader.peek()
+                guard colon == UInt8(ascii: ":") else { throw JSONError.unexpectedCharacter(colon, offset: reader.position) }
+                reader.position += 1
+                reader.skipWhitespace()
+                if key == envelope {
+                    if streamed { restart() }
+                    streamed = try reader.peek() == UInt8(ascii: "[")
+                    if streamed { try reader.streamElements(depth: 2, element) } else { _ = try reader.parseValue(depth: 1) }
+                } else {
+                    _ = try reader.parseValue(depth: 1)
+                }
+                reader.skipWhitespace()
+                let next = try reader.peek()
+                reader.position += 1
+                if next == UInt8(ascii: "}") { break }
+                guard next == UInt8(ascii: ",") else { throw JSONError.unexpectedCharacter(next, offset: reader.position - 1) }
+                reader.skipWhitespace()
+            }
+        default:
+            _ = try reader.parseValue(depth: 0)
+        }
+        reader.skipWhitespace()
+        if reader.position < bytes.count { throw JSONError.trailingData(offset: reader.position) }
+        return streamed
+    }
+
+    /// The elements of the array at `position`, one at a time (`depth`: the array's own).
+    private mutating func streamElements(depth: Int, _ element: (Int, JSONValue, Int) throws -> Void) throws {
+        guard depth <= Self.maxDepth else { throw JSONError.tooDeep(limit: Self.maxDepth, offset: position) }
+        position += 1
+        skipWhitespace()
+        if try peek() == UInt8(ascii: "]") {
+            position += 1
+            return
+        }
+        var index = 0
+        while true {
+            let start = position
+            let value = try parseValue(depth: depth)
+            try element(index, value, position - start)
+            index += 1
+            skipWhitespace()
+            let byte = try peek()
+            position += 1
+            if byte == UInt8(ascii: "]") { return }
+            guard byte == UInt8(ascii: ",") else { throw JSONError.unexpectedCharacter(byte, offset: position - 1) }
+            skipWhitespace()
+        }
+    }
+
     // MARK: Structure
 
     @inline(__always)
