@@ -8,3 +8,9 @@ size_t bench_heap_in_use(void) {
 #else
 size_t bench_heap_in_use(void) { return 0; }
 #endif
+
+void bench_trim_heap(void) {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}

@@ -4,6 +4,7 @@
 // workload (parents × 10 children, cold insert then hot update) and Twitter search
 // results scaled up (statuses with their users by primary key).
 
+import CBenchSupport
 import Foundation
 import GRDB
 import Strata
@@ -100,8 +101,9 @@ struct SearchResultsJSON: Decodable {
 }
 
 /// Resident memory in bytes, in all and anonymous (heap) only, from /proc/self/statm (one
-/// short read, no lock the measured code needs, unlike malloc statistics). The difference is
-/// mostly the store's mapped segment pages (file-backed page cache on its way to disk).
+/// short read, no lock the measured code needs, unlike malloc statistics, whose sampling
+/// slowed the import by half). The difference is mostly the store's mapped segment pages
+/// (file-backed page cache on its way to disk).
 func residentBytes() -> (total: Int, heap: Int) {
     let fd = open("/proc/self/statm", O_RDONLY)
     guard fd >= 0 else { return (0, 0) }
@@ -130,6 +132,9 @@ func peakMemory(_ body: () throws -> Void) rethrows -> (total: Int, heap: Int) {
             }
         }
     }
+    // Give freed heap pages back first, so growth from here is memory the body really uses
+    // (not pages an earlier allocation left resident and the body merely reuses).
+    bench_trim_heap()
     let base = residentBytes()
     let peak = Peak()
     let sampler = Thread {
