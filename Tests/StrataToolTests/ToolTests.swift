@@ -175,7 +175,7 @@ final class ToolTests: XCTestCase {
                      "phone +1-919-832-4477 (the list does not carry phones; the cached one survived)",
                      #"a bad payload is refused whole: restaurants[1].rating: expected Double, found String "five stars"; still 3 restaurants"#,
                      #"{"restaurant":{"city":"Raleigh","id":1,"name":"Poole's","phone":"+1-919-832-4477","rating":4.7}}"#,
-                     #"Insert section "Tokyo" at 2"#, "Insert Sushi Kanesaka at 2.0", "sections now: Porto (1), Raleigh (2), Tokyo (1)",
+                     #"Insert section "Tokyo" at 2"#, "Insert Sushi Kanesaka at Tokyo #0", "Move   Tasca from Lisbon #0 to Porto #0", "sections now: Porto (1), Raleigh (2), Tokyo (1)",
                      "the other thread found Poole's, rated 4.7", "after compaction", "verify: ok; stats:",
                      "8 statuses, 7 users; first id 505874924095815681 (64 bits, exact), by @ayuu0123",
                      #"entities kept as raw JSON: {"hashtags":[]"#] {

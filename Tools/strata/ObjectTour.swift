@@ -39,21 +39,37 @@ final class DemoRestaurant: Object {
     override class var realmCodableIgnoredAttributes: [String] { ["notes"] }
 }
 
-/// Prints a results controller's callbacks as they arrive.
+/// Prints a results controller's callbacks as they arrive, naming sections by their city
+/// (old index paths in the sections before the commit, new ones in those after it).
 final class PrintingDelegate: RealmResultsControllerDelegate {
     let say: (String) -> Void
+    /// Section names before the commit being reported.
+    var oldSections: [String] = []
     init(say: @escaping (String) -> Void) { self.say = say }
+
+    private func newSections(_ controller: AnyObject) -> [String] {
+        (controller as? RealmResultsController<DemoRestaurant, DemoRestaurant>)?.sections.map(\.keyPath) ?? []
+    }
+
+    private func place(_ path: IndexPath, in sections: [String]) -> String {
+        "\(sections.indices.contains(path.section) ? sections[path.section] : "section \(path.section)") #\(path.item)"
+    }
+
     func willChangeResults(controller: AnyObject) {}
     func didChangeObject<U>(object: U, controller: AnyObject, oldIndexPath: IndexPath, newIndexPath: IndexPath, changeType: RealmResultsChangeType) {
         let name = (object as? DemoRestaurant)?.name ?? "\(object)"
-        let paths = changeType == .move ? "\(oldIndexPath.section).\(oldIndexPath.item) → \(newIndexPath.section).\(newIndexPath.item)"
-                                        : "\(newIndexPath.section).\(newIndexPath.item)"
-        say("   \(changeType.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)) \(name) at \(paths)")
+        let where_: String
+        switch changeType {
+        case .move: where_ = "from " + place(oldIndexPath, in: oldSections) + " to " + place(newIndexPath, in: newSections(controller))
+        case .delete: where_ = "at " + place(oldIndexPath, in: oldSections)
+        default: where_ = "at " + place(newIndexPath, in: newSections(controller))
+        }
+        say("   \(changeType.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0)) \(name) \(where_)")
     }
     func didChangeSection<U>(section: RealmSection<U>, controller: AnyObject, index: Int, changeType: RealmResultsChangeType) {
         say("   \(changeType.rawValue) section \"\(section.keyPath)\" at \(index)")
     }
-    func didChangeResults(controller: AnyObject) {}
+    func didChangeResults(controller: AnyObject) { oldSections = newSections(controller) }
 }
 
 struct ObjectTour {
@@ -106,6 +122,7 @@ struct ObjectTour {
         let controller = try RealmResultsController<DemoRestaurant, DemoRestaurant>(request: request, sectionKeyPath: \.city)
         try controller.performFetch()
         let delegate = PrintingDelegate(say: say)
+        delegate.oldSections = controller.sections.map(\.keyPath)
         controller.delegate = delegate
         say("   sections: " + controller.sections.map { "\($0.keyPath) (\($0.objects.count))" }.joined(separator: ", "))
         let shared = config
@@ -114,7 +131,7 @@ struct ObjectTour {
             let other = try! Realm(configuration: shared)
             try! other.write {
                 try other.create(DemoRestaurant.self, value: ["id": 6, "name": "Sushi Kanesaka", "city": "Tokyo", "rating": 4.9])
-                other.object(ofType: DemoRestaurant.self, forPrimaryKey: 2)!.name = "Ashley Christensen's Beasley's"
+                other.object(ofType: DemoRestaurant.self, forPrimaryKey: 2)!.name = "The Beasley's"
                 other.object(ofType: DemoRestaurant.self, forPrimaryKey: 3)!.city = "Porto"
             }
             finished.signal()
