@@ -147,10 +147,15 @@ public protocol DeserializerDelegate: AnyObject {
     func deserializer(_ deserializer: Deserializer, didMapCollection collection: [Object], fromRepresentation representation: JSONValue, mapping: EntityMapping)
 }
 
+/// Every callback is optional: the defaults do nothing.
 extension DeserializerDelegate {
+    /// Does nothing.
     public func deserializer(_ deserializer: Deserializer, willMapObjectFromRepresentation representation: JSONValue, mapping: EntityMapping) {}
+    /// Does nothing.
     public func deserializer(_ deserializer: Deserializer, didMapObject object: Object, fromRepresentation representation: JSONValue, mapping: EntityMapping) {}
+    /// Does nothing.
     public func deserializer(_ deserializer: Deserializer, willMapCollectionFromRepresentation representation: JSONValue, mapping: EntityMapping) {}
+    /// Does nothing.
     public func deserializer(_ deserializer: Deserializer, didMapCollection collection: [Object], fromRepresentation representation: JSONValue, mapping: EntityMapping) {}
 }
 

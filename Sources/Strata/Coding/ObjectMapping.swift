@@ -114,6 +114,7 @@ public enum JSONMappingError: Error, Sendable, Equatable, CustomStringConvertibl
     /// The JSON text itself is not valid.
     case invalidJSON(JSONError)
 
+    /// The path and the problem, in words (`users[3].rank: expected Int, found String "12"`).
     public var description: String {
         switch self {
         case .typeMismatch(let path, let expected, let found): return "\(path): expected \(expected), found \(found)"

@@ -163,6 +163,7 @@ public enum JSONError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// What is wrong and at which byte, in words ("unexpected ']' at byte 12").
     public var description: String {
         switch self {
         case .unexpectedEnd(let o): return "JSON ends unexpectedly at byte \(o)"
