@@ -66,6 +66,11 @@ let package = Package(
             name: "APIContractTests",
             dependencies: ["Strata"]
         ),
+        // API.md §3 the same way (its own target: §3 reuses §2's model names).
+        .testTarget(
+            name: "JSONContractTests",
+            dependencies: ["Strata"]
+        ),
         // The `strata` tool, run as a user runs it: as a process, on real stores.
         .testTarget(
             name: "StrataToolTests",
