@@ -171,31 +171,36 @@ extension Realm {
 
     /// Puts every pending row into the engine transaction; returns the change set.
     private func flush(_ write: WriteState) throws -> CommitChanges {
-        var changes = CommitChanges()
         var deltas: [UInt32: SecondaryIndex.Delta] = [:]
         let transaction = write.transaction
+        // Per table touched (a handful): its type and its changes, found by a linear search
+        // rather than three hashed look-ups per row.
+        var touched: [(table: UInt32, bound: BoundType, changes: TableChanges)] = []
+        func slot(_ table: UInt32) -> Int? {
+            if let index = touched.firstIndex(where: { $0.table == table }) { return index }
+            guard let bound = boundType(table: table) else { return nil }
+            var changes = TableChanges()
+            changes.modified.reserveCapacity(write.rows.count)
+            changes.inserted.reserveCapacity(write.rows.count)
+            touched.append((table, bound, changes))
+            return touched.count - 1
+        }
         for (rowKey, pending) in write.rows {
-            guard let bound = boundType(table: rowKey.table) else { continue }
+            guard let slot = slot(rowKey.table) else { continue }
+            let bound = touched[slot].bound
             let key = rowKey.key
-            if changes.propertyCounts[bound.table] == nil {
-                changes.propertyCounts[bound.table] = bound.schema.properties.count
-                var table = TableChanges()
-                table.modified.reserveCapacity(write.rows.count)
-                table.inserted.reserveCapacity(write.rows.count)
-                changes.tables[bound.table] = table
-            }
             switch (pending.originalRow, pending.encodedRow()) {
             case (nil, nil):
                 continue
             case (nil, let row?):
                 try transaction.put(table: bound.table, key: key, value: row)
-                changes.tables[bound.table, default: TableChanges()].inserted.insert(ObjectKey(key))
+                touched[slot].changes.inserted.insert(ObjectKey(key))
                 for index in bound.indexedProperties {
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: pending.field(index)!)
                 }
             case (let originalRow?, nil):
                 try transaction.delete(table: bound.table, key: key)
-                changes.tables[bound.table, default: TableChanges()].deleted.insert(ObjectKey(key))
+                touched[slot].changes.deleted.insert(ObjectKey(key))
                 for index in bound.indexedProperties {
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: try RowFormat.field(index, of: originalRow))
                 }
@@ -205,12 +210,17 @@ extension Realm {
                 modified.formUnion(pending.forced)
                 guard !modified.isEmpty else { continue }
                 try transaction.put(table: bound.table, key: key, value: row)
-                changes.tables[bound.table, default: TableChanges()].modified[ObjectKey(key)] = modified
+                touched[slot].changes.modified[ObjectKey(key)] = modified
                 for index in bound.indexedProperties where modified.contains(index) {
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: try RowFormat.field(index, of: originalRow))
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: pending.field(index)!)
                 }
             }
+        }
+        var changes = CommitChanges()
+        for entry in touched {
+            changes.propertyCounts[entry.table] = entry.bound.schema.properties.count
+            changes.tables[entry.table] = entry.changes
         }
         for (table, delta) in deltas { try delta.apply(table: table, transaction: transaction) }
         for (number, next) in write.nextIDs {
