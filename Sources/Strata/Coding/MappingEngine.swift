@@ -49,6 +49,29 @@ struct DraftLocation {
     }
 }
 
+/// Every draft's location, by position. A class, so the error-path closures of `collect`
+/// hold this table rather than a copy of the whole engine.
+final class DraftLocations {
+    private(set) var entries: [DraftLocation] = []
+
+    /// Adds a location; returns its position.
+    func append(_ location: DraftLocation) -> Int {
+        entries.append(location)
+        return entries.count - 1
+    }
+
+    /// The location as errors name it ("" for the whole payload).
+    func path(of location: DraftLocation) -> String {
+        var text = location.member
+        if location.parent >= 0 {
+            let parentText = path(of: entries[location.parent])
+            if !parentText.isEmpty { text = parentText + "." + text }
+        }
+        if location.position >= 0 { text += "[\(location.position)]" }
+        return text
+    }
+}
+
 /// One object of a payload, read but not yet written.
 final class Draft {
     let mapping: ObjectMapping
@@ -87,7 +110,7 @@ struct MappingEngine {
     /// first met as n elements of a list is expected about n times per root).
     var expectedCount = 0
     /// Every draft's location (see ``DraftLocation``).
-    private var locations: [DraftLocation] = []
+    private let locations = DraftLocations()
     /// Every draft, children before parents (the order they are written in).
     private(set) var drafts: [Draft] = []
 
@@ -106,8 +129,9 @@ struct MappingEngine {
     mutating func collect(_ json: JSONValue, mapping: ObjectMapping, at location: DraftLocation, weak: Bool = false,
                           perRoot: Int = 1) throws -> Draft {
         let json = mapping.preprocess?(json) ?? json
-        locations.append(location)
-        let draft = Draft(mapping: mapping, location: locations.count - 1)
+        let draft = Draft(mapping: mapping, location: locations.append(location))
+        // Error paths below capture this table, not `self` (which would copy the engine).
+        let locations = self.locations
         draft.onlyWeak = weak
         let schema = mapping.info.schema
         for rule in mapping.rules {
@@ -121,7 +145,7 @@ struct MappingEngine {
             let property = schema.properties[rule.index]
             // Built only when needed (an error, a child's path): most fields never need it.
             func location() -> String {
-                path(of: DraftLocation(parent: draft.location, member: rule.pathText, position: -1))
+                locations.path(of: DraftLocation(parent: draft.location, member: rule.pathText, position: -1))
             }
             switch rule.kind {
             case .attribute(let transformer):
@@ -185,17 +209,7 @@ struct MappingEngine {
     }
 
     /// Where `draft`'s JSON was, as errors name it ("" for the whole payload).
-    func path(of draft: Draft) -> String { path(of: locations[draft.location]) }
-
-    func path(of location: DraftLocation) -> String {
-        var text = location.member
-        if location.parent >= 0 {
-            let parentText = path(of: locations[location.parent])
-            if !parentText.isEmpty { text = parentText + "." + text }
-        }
-        if location.position >= 0 { text += "[\(location.position)]" }
-        return text
-    }
+    func path(of draft: Draft) -> String { locations.path(of: locations.entries[draft.location]) }
 
     private static func table(capacity: Int) -> [FieldValue: Draft] {
         var table: [FieldValue: Draft] = [:]
