@@ -54,6 +54,8 @@ struct DraftLocation {
 final class DraftLocations {
     private(set) var entries: [DraftLocation] = []
 
+    func removeAll() { entries = [] }
+
     /// Adds a location; returns its position.
     func append(_ location: DraftLocation) -> Int {
         entries.append(location)
@@ -504,6 +506,11 @@ struct MappingEngine {
             draft.fields = []
             draft.links = [:]
         }
+        // Everything is written: only the drafts the caller holds (for their objects) are still
+        // needed, so the rest goes before the commit builds its change sets.
+        known = [:]
+        drafts = []
+        locations.removeAll()
     }
 
     /// The object a written draft became (nil for a weak one that names no existing object).

@@ -179,10 +179,7 @@ extension Realm {
         func slot(_ table: UInt32) -> Int? {
             if let index = touched.firstIndex(where: { $0.table == table }) { return index }
             guard let bound = boundType(table: table) else { return nil }
-            var changes = TableChanges()
-            changes.modified.reserveCapacity(write.rows.count)
-            changes.inserted.reserveCapacity(write.rows.count)
-            touched.append((table, bound, changes))
+            touched.append((table, bound, TableChanges()))
             return touched.count - 1
         }
         for (rowKey, pending) in write.rows {
@@ -194,6 +191,8 @@ extension Realm {
                 continue
             case (nil, let row?):
                 try transaction.put(table: bound.table, key: key, value: row)
+                // Sized for the write on first use (not before: most writes only insert or only update).
+                if touched[slot].changes.inserted.isEmpty { touched[slot].changes.inserted.reserveCapacity(write.rows.count) }
                 touched[slot].changes.inserted.insert(ObjectKey(key))
                 for index in bound.indexedProperties {
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: pending.field(index)!)
@@ -210,6 +209,7 @@ extension Realm {
                 modified.formUnion(pending.forced)
                 guard !modified.isEmpty else { continue }
                 try transaction.put(table: bound.table, key: key, value: row)
+                if touched[slot].changes.modified.isEmpty { touched[slot].changes.modified.reserveCapacity(write.rows.count) }
                 touched[slot].changes.modified[ObjectKey(key)] = modified
                 for index in bound.indexedProperties where modified.contains(index) {
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: try RowFormat.field(index, of: originalRow))
