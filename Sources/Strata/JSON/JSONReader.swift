@@ -221,9 +221,13 @@ struct JSONReader {
         position = end + 1
         // Short keys are stored inline in the String: nothing to share.
         if length <= 15 { return String(decoding: keyBytes, as: UTF8.self) }
-        var hash: UInt32 = 2_166_136_261
-        for byte in keyBytes { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-        let slot = Int(hash & 255)
+        // A cheap hash of the length and the first and last eight bytes (a collision only
+        // costs a comparison and a fresh string).
+        let head = keyBytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)
+        let tail = keyBytes.loadUnaligned(fromByteOffset: length - 8, as: UInt64.self)
+        var hash = (head &* 0x9E37_79B9_7F4A_7C15) ^ (tail &+ UInt64(length))
+        hash = (hash ^ (hash >> 29)) &* 0xBF58_476D_1CE4_E5B9
+        let slot = Int(truncatingIfNeeded: hash >> 56)
         if var cached = longKeys[slot], cached.utf8.count == length,
            cached.withUTF8({ memcmp($0.baseAddress!, keyBytes.baseAddress!, length) == 0 }) {
             return cached
