@@ -113,6 +113,14 @@ final class JSONFrontEndsTests: RealmTestCase {
             XCTAssertEqual("\(error)", #"[0].episode.episode_type: expected one of ["free", "paid"], found String "premium""#)
         }
         XCTAssertNil(Episode.object(in: realm, withPrimaryKeyValue: 10), "atomic")
+        // JSON text is read element by element; the whole text is still checked.
+        XCTAssertThrowsError(try Episode.createOrUpdate(in: realm, withJSONArray: Data(#"{"episodes": []}"#.utf8))) { error in
+            XCTAssertEqual("\(error)", "$: expected an array of Episode")
+        }
+        XCTAssertThrowsError(try Episode.createOrUpdate(in: realm, withJSONArray: Data(#"[{"id": 11}] ]"#.utf8))) { error in
+            XCTAssertEqual("\(error)", "invalid JSON: unexpected data after the JSON value at byte 13")
+        }
+        XCTAssertNil(Episode.object(in: realm, withPrimaryKeyValue: 11), "nothing written")
     }
 
     func testPersonCarPhonesWithPoliciesAndSerializer() throws {

@@ -210,6 +210,46 @@ struct MappingEngine {
         return draft
     }
 
+    /// Reads the list in `data` — the top-level array, or the array under the member
+    /// `envelope` of a top-level object — into root drafts, one element at a time as the
+    /// reader hands it over, so the whole document never exists in memory. Nothing is
+    /// written. Error paths name elements `prefix[i]`.
+    ///
+    /// - Returns: the root drafts in order, or nil when there is no such array.
+    /// - Throws: ``JSONMappingError/invalidJSON(_:)`` for malformed JSON anywhere in `data`;
+    ///   mapping errors; with `objectsOnly`, ``JSONMappingError/unexpectedShape(path:expected:)``
+    ///   for an element that is not an object.
+    mutating func collectList(from data: Data, envelope: String?, mapping: ObjectMapping, prefix: String,
+                              objectsOnly: Bool) throws -> [Draft]? {
+        var roots: [Draft] = []
+        let (realm, options) = (self.realm, self.options)
+        let streamed: Bool
+        do {
+            streamed = try data.withUnsafeBytes { bytes in
+                try JSONReader.streamArray(bytes, envelope: envelope, restart: {
+                    // The envelope appeared again: the last one wins, as in a parsed document.
+                    self = MappingEngine(realm: realm, options: options)
+                    roots = []
+                }) { index, element, size in
+                    if index == 0 {
+                        // Sizes the identity tables: about as many roots as the first one's size fits.
+                        expectedCount = max(1, bytes.count / max(size, 1))
+                        roots.reserveCapacity(expectedCount)
+                    }
+                    if objectsOnly {
+                        guard case .object = element else {
+                            throw JSONMappingError.unexpectedShape(path: "\(prefix)[\(index)]", expected: "an object")
+                        }
+                    }
+                    roots.append(try collect(element, mapping: mapping, at: .root(prefix, position: index)))
+                }
+            }
+        } catch let error as JSONError {
+            throw JSONMappingError.invalidJSON(error)
+        }
+        return streamed ? roots : nil
+    }
+
     /// Where `draft`'s JSON was, as errors name it ("" for the whole payload).
     func path(of draft: Draft) -> String { locations.path(of: locations.entries[draft.location]) }
 

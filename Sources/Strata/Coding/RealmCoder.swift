@@ -147,29 +147,11 @@ public final class RealmCoder {
         }
         // Each element is read into drafts as soon as it is parsed, then dropped: the whole
         // document never exists in memory. Nothing is written until all of it is read.
-        let prefix = mapping.listRoot?.first ?? ""
         var engine = MappingEngine(realm: realm, options: options)
-        var drafts: [Draft] = []
-        let streamed: Bool
-        do {
-            streamed = try data.withUnsafeBytes { bytes in
-                try JSONReader.streamArray(bytes, envelope: mapping.listRoot?.first, restart: {
-                    engine = MappingEngine(realm: realm, options: options)
-                    drafts = []
-                }) { index, element, size in
-                    if index == 0 {
-                        // Sizes the identity tables: about as many roots as the first one's size fits.
-                        engine.expectedCount = max(1, bytes.count / max(size, 1))
-                        drafts.reserveCapacity(engine.expectedCount)
-                    }
-                    guard case .object = element else { throw JSONMappingError.unexpectedShape(path: "\(prefix)[\(index)]", expected: "an object") }
-                    drafts.append(try engine.collect(element, mapping: mapping, at: .root(prefix, position: index)))
-                }
-            }
-        } catch let error as JSONError {
-            throw JSONMappingError.invalidJSON(error)
+        guard let drafts = try engine.collectList(from: data, envelope: mapping.listRoot?.first, mapping: mapping,
+                                                  prefix: mapping.listRoot?.first ?? "", objectsOnly: true) else {
+            throw Self.notAnArray(mapping)
         }
-        guard streamed else { throw Self.notAnArray(mapping) }
         return try write(&engine, drafts, as: type)
     }
 

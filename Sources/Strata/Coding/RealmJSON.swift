@@ -164,15 +164,22 @@ extension Object {
     /// inside the realm's open write (or a write of its own). Atomic: on error nothing is kept.
     @discardableResult
     public static func createOrUpdate(in realm: Realm, withJSONArray array: Any) throws -> [Object] {
-        guard case .array(let elements) = try jsonValue(from: array) else {
-            throw JSONMappingError.unexpectedShape(path: "$", expected: "an array of \(className)")
-        }
         var visited: [ObjectIdentifier: ObjectMapping] = [:]
         let mapping = realmJSONMapping(self, realm: realm, visited: &visited)
         var engine = MappingEngine(realm: realm, options: MappingOptions())
+        let notAnArray = JSONMappingError.unexpectedShape(path: "$", expected: "an array of \(className)")
         var drafts: [Draft] = []
-        for (index, element) in elements.enumerated() {
-            drafts.append(try engine.collect(element, mapping: mapping, at: .root(position: index)))
+        if let data = array as? Data {
+            // JSON text: read element by element, as RealmCoder does.
+            guard let roots = try engine.collectList(from: data, envelope: nil, mapping: mapping, prefix: "", objectsOnly: false) else {
+                throw notAnArray
+            }
+            drafts = roots
+        } else {
+            guard case .array(let elements) = try jsonValue(from: array) else { throw notAnArray }
+            for (index, element) in elements.enumerated() {
+                drafts.append(try engine.collect(element, mapping: mapping, at: .root(position: index)))
+            }
         }
         let apply = { () throws -> [Object] in
             try engine.apply()
