@@ -234,7 +234,8 @@ struct MappingEngine {
                     if index == 0 {
                         // Sizes the identity tables: about as many roots as the first one's size fits.
                         expectedCount = max(1, bytes.count / max(size, 1))
-                        roots.reserveCapacity(expectedCount)
+                        // Capped: a tiny first element must not reserve room for millions.
+                        roots.reserveCapacity(min(expectedCount, 1 << 16))
                     }
                     if objectsOnly {
                         guard case .object = element else {
@@ -603,11 +604,7 @@ struct MappingEngine {
 
     static func field(of object: Object, index: Int) -> FieldValue {
         if let state = object._state { return state.field(index) }
-        switch object._slots[index] {
-        case .value(let field): return field
-        case .object: return .null
-        case .list: return .list([])
-        }
+        return object._slots[index].unlinkedField
     }
 
     func jsonValue(_ field: FieldValue, property: PropertySchema) throws -> JSONValue {

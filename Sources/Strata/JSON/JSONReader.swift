@@ -17,8 +17,9 @@ struct JSONReader {
     private var elementStack: [JSONValue] = []
     private var memberStack: [(key: String, value: JSONValue)] = []
     /// Object keys too long to be stored inline in a String, by a hash of their bytes:
-    /// a payload repeats its keys, so each distinct long key is allocated once.
-    private var longKeys: [String?] = Array(repeating: nil, count: 256)
+    /// a payload repeats its keys, so each distinct long key is allocated once. Made on the
+    /// first long key (small documents, such as a raw JSON column, never need it).
+    private var longKeys: [String?] = []
 
     private init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
@@ -228,6 +229,7 @@ struct JSONReader {
         var hash = (head &* 0x9E37_79B9_7F4A_7C15) ^ (tail &+ UInt64(length))
         hash = (hash ^ (hash >> 29)) &* 0xBF58_476D_1CE4_E5B9
         let slot = Int(truncatingIfNeeded: hash >> 56)
+        if longKeys.isEmpty { longKeys = Array(repeating: nil, count: 256) }
         if var cached = longKeys[slot], cached.utf8.count == length,
            cached.withUTF8({ memcmp($0.baseAddress!, keyBytes.baseAddress!, length) == 0 }) {
             return cached

@@ -11,6 +11,18 @@ public enum _Slot {
     case list(_ListBase)
 }
 
+extension _Slot {
+    /// The slot as a stored field, links left out (an unmanaged object's link is written
+    /// separately, as its target's key): a value as is, a link as null, a list as empty.
+    var unlinkedField: FieldValue {
+        switch self {
+        case .value(let field): return field
+        case .object: return .null
+        case .list: return .list([])
+        }
+    }
+}
+
 /// A type that can be one value of a property, an element of a `List`, or wrapped in an
 /// `Optional`: the primitives, `Object` subclasses (links), `PersistableEnum` and
 /// `ColumnCodable` types.

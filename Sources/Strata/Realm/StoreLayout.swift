@@ -43,19 +43,16 @@ final class BoundType: @unchecked Sendable {
         primaryKeyIndex = schema.properties.firstIndex(where: \.isPrimaryKey)
         indexedProperties = schema.properties.indices.filter { schema.properties[$0].isIndexed }
         nullFields = Array(repeating: .null, count: schema.properties.count)
+        // Two instances that agree are taken as constant, unless a date is set: two `Date()`s
+        // can be equal on a coarse clock, and every object must get its own.
         let first = Self.initialFields(of: info.type), second = Self.initialFields(of: info.type)
-        constantInitialFields = first == second ? first : nil
+        let hasDate = first.contains { if case .date = $0 { return true } else { return false } }
+        constantInitialFields = first == second && !hasDate ? first : nil
     }
 
     /// The initial values of a new instance of `type`, as fields.
     static func initialFields(of type: Object.Type) -> [FieldValue] {
-        type.init()._slots.map { slot in
-            switch slot {
-            case .value(let field): return field
-            case .object: return .null
-            case .list: return .list([])
-            }
-        }
+        type.init()._slots.map(\.unlinkedField)
     }
 
     var className: String { schema.className }
