@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SHELL := /bin/bash
 
-.PHONY: demo test build deps bench tsan docs
+.PHONY: demo test build deps bench bench-service tsan docs
 
 # liblz4's headers and pkg-config file come from Debian's liblz4-dev.
 deps:
@@ -34,6 +34,13 @@ tsan: deps
 # The benchmark suite (its own package; builds GRDB in release mode).
 bench: deps
 	cd Benchmarks && $(SWIFT) run -c release strata-bench
+
+# A real HTTP service (Hummingbird 2) over Strata and over GRDB, loaded from 127.0.0.1 at 1, 16
+# and 64 connections (90% reads, 10% durable partial writes), every acknowledged write checked
+# in the reopened store; a table with the ratios Strata/GRDB (docs/server.md). Not run by CI.
+# Options after ARGS=, e.g. `make bench-service ARGS="--requests 50000 --connections 16"`.
+bench-service: deps
+	cd Benchmarks && $(SWIFT) run -c release strata-service-bench $(ARGS)
 
 # DocC archives for both libraries (swift-docc-plugin); fails on any documentation warning.
 docs: deps
