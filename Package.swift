@@ -30,7 +30,7 @@ let package = Package(
                 "CStrataSupport",
             ]
         ),
-        .target(name: "Strata", dependencies: ["StrataStorage"]),
+        .target(name: "Strata", dependencies: ["StrataStorage", "CStrataSupport"]),
         .executableTarget(
             name: "strata",
             dependencies: [

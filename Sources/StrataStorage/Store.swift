@@ -83,6 +83,8 @@ public final class Store: @unchecked Sendable {
     let gateMonitor = Monitor()
     var gateBusy = false
     var gateHolder: pthread_t?
+    /// Tasks waiting for the gate (`asyncWrite`), first come first served.
+    var gateWaiters: [GateWaiter] = []
     var writerDirectory: KeyDirectory
     var writerSpace: [UInt32: SegmentSpace]
     var activeFile: (any StorageFile)?
@@ -118,6 +120,10 @@ public final class Store: @unchecked Sendable {
     var pendingPublish: [(sequence: UInt64, state: PublishedState)] = []
     var failure: StoreError?
     var closed = false
+    /// Tasks waiting for their commit to be durable (`asyncWrite`), resumed by whichever
+    /// sync covers them; the async syncer thread leads syncs while any wait.
+    var durableWaiters: [(sequence: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+    var asyncSyncerRunning = false
 
     /// Opens (creating if needed) the store in `directory`.
     ///
@@ -298,6 +304,7 @@ public final class Store: @unchecked Sendable {
         }
         syncMonitor.withLock {
             closed = true
+            resumeDurableWaitersLocked()
             syncMonitor.broadcast()
         }
         publishedLock.withLock { $0 = PublishedState(directory: $0.directory, space: $0.space, closed: true) }

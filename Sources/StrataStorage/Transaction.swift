@@ -153,12 +153,22 @@ public final class Transaction {
     ///   back. If the final sync fails the store stops taking writes (see ``StoreError/closed``).
     @discardableResult
     public func commit() throws -> UInt64 {
+        let (sequence, mustSync) = try commitWithoutWaiting()
+        if mustSync { try store.waitDurable(sequence) }
+        return sequence
+    }
+
+    /// Appends the commit record and releases the write gate, without waiting for the
+    /// sync: with `.full`, the caller must wait for `sequence` to be durable
+    /// (`mustSync`) before telling anyone it committed. (The async commit path waits as a
+    /// suspended task instead of a blocked thread.)
+    package func commitWithoutWaiting() throws -> (sequence: UInt64, mustSync: Bool) {
         try checkOpen()
         guard recordCount > 0 else {
             finished = true
             let newest = store.lastAppendedSequence
             store.releaseGate()
-            return newest
+            return (newest, false)
         }
         RecordFormat.appendCommit(to: buffer, sequence: sequence, recordCount: recordCount,
                                   durableWatermark: store.durableWatermark())
@@ -169,10 +179,7 @@ public final class Transaction {
         store.publishCommit(sequence: sequence)
         finished = true
         store.releaseGate()
-        if store.options.durability == .full {
-            try store.waitDurable(sequence)
-        }
-        return sequence
+        return (sequence, store.options.durability == .full)
     }
 
     /// Discards everything the transaction wrote. Harmless after commit or rollback.

@@ -1,6 +1,8 @@
 // Object notifications: which properties of one object a commit changed, with their old
 // and new values.
 
+import Dispatch
+
 /// One changed property of an observed object.
 public struct PropertyChange {
     /// The property's name.
@@ -86,5 +88,71 @@ final class ObjectObserver<T: Object>: RealmObserver {
         }
         if silent || list.isEmpty { return }
         block(.change(newObject as! T, list))
+    }
+}
+
+/// What happened to an observed object, as a `Sendable` value (for `changes`): the
+/// counterpart of ``ObjectChange`` that can cross tasks and actors.
+public enum ObjectChangeSet<T: Object>: Sendable {
+    /// Properties of the object changed: the object after the commit, frozen, and the
+    /// names of the changed properties in schema order.
+    case change(Frozen<T>, properties: [String])
+    /// The object was deleted; the sequence ends.
+    case deleted
+    /// The observation failed; the sequence ends.
+    case error(any Error)
+}
+
+extension ThreadConfined where Self: Object {
+    /// Every later change of this managed object as an asynchronous sequence, ending when
+    /// the object is deleted. The observation runs on a private queue with its own realm,
+    /// registered before this returns, so every commit after the call is seen; it stops
+    /// when the consuming task stops iterating.
+    ///
+    /// ```swift
+    /// for await change in user.changes {
+    ///     if case .change(let user, let properties) = change { print(user.username, properties) }
+    /// }
+    /// ```
+    public var changes: AsyncStream<ObjectChangeSet<Self>> {
+        guard let state = _state else {
+            preconditionFailure("Only managed objects can be observed; add \(Self.className) to a realm first")
+        }
+        state.realm.verifyThread()
+        let configuration = state.realm.configuration
+        let key = state.primaryKey
+        return AsyncStream { continuation in
+            let queue = DispatchQueue(label: "strata.object.changes")
+            let holder = Locked<(Realm, NotificationToken)?>(nil)
+            queue.sync {
+                do {
+                    let realm = try Realm(configuration: configuration, queue: queue)
+                    guard let object = realm.object(ofType: Self.self, forPrimaryKeyValue: key) else {
+                        continuation.yield(.deleted)
+                        continuation.finish()
+                        return
+                    }
+                    let token = object.observe { (change: ObjectChange<Self>) in
+                        switch change {
+                        case .change(let object, let properties):
+                            continuation.yield(.change(object.frozen(), properties: properties.map(\.name)))
+                        case .deleted:
+                            continuation.yield(.deleted)
+                            continuation.finish()
+                        case .error(let error):
+                            continuation.yield(.error(error))
+                            continuation.finish()
+                        }
+                    }
+                    holder.withLock { $0 = (realm, token) }
+                } catch {
+                    continuation.yield(.error(error))
+                    continuation.finish()
+                }
+            }
+            continuation.onTermination = { _ in
+                queue.async { holder.withLock { $0?.1.invalidate(); $0 = nil } }
+            }
+        }
     }
 }

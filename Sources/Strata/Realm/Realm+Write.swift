@@ -116,16 +116,29 @@ extension Realm {
 
     /// Begins a write transaction: waits for other writers, moves to the newest commit
     /// (delivering notifications for what others committed), then takes writes.
+    ///
+    /// In async code, do not `await` between `beginWrite()` and `commitWrite()`: the
+    /// write gate stays held while the task is suspended, and writers waiting for it block
+    /// their threads. Use ``asyncWrite(_:isolation:)``.
     public func beginWrite() throws {
-        try checkThread()
-        guard writeState == nil else { throw RealmError.alreadyInWriteTransaction }
-        guard !readOnly else { throw RealmError.readOnly }
+        try checkCanBeginWrite()
         let transaction: Transaction
         do {
             transaction = try shared.store.beginTransaction()
         } catch {
             throw RealmError.wrap(error)
         }
+        start(transaction)
+    }
+
+    private func checkCanBeginWrite() throws {
+        try checkThread()
+        guard writeState == nil else { throw RealmError.alreadyInWriteTransaction }
+        guard !isFrozen else { throw RealmError.frozenRealm }
+        guard !readOnly else { throw RealmError.readOnly }
+    }
+
+    private func start(_ transaction: Transaction) {
         // The base, not store.snapshot(): a `.full` commit just before this one may still
         // be syncing, and a write must start from it.
         advance(to: transaction.baseSnapshot)
@@ -139,15 +152,92 @@ extension Realm {
     public func commitWrite(withoutNotifying tokens: [NotificationToken] = []) throws {
         try checkThread()
         guard let write = writeState else { throw RealmError.notInWriteTransaction }
+        let appended = try append(write)
+        if let sequence = appended.sequence, appended.mustSync {
+            do {
+                try shared.store.waitDurable(sequence)
+            } catch {
+                throw failedSync(error)
+            }
+        }
+        published(appended.sequence, silencing: tokens)
+    }
+
+    /// Runs `block` in a write transaction, like ``write(withoutNotifying:_:)``, without
+    /// ever blocking a thread of the cooperative pool: the task waits for other writers
+    /// and for the `fdatasync` of its commit (with `.full` durability, shared with
+    /// concurrent committers) while suspended. `block` itself runs synchronously, where
+    /// the realm belongs. Returns once the commit is durable per the store's durability.
+    ///
+    /// ```swift
+    /// let realm = try Realm(configuration: config)
+    /// try await realm.asyncWrite { try realm.add(item, update: .modified) }
+    /// ```
+    ///
+    /// Cancellation: if the calling task is cancelled before the commit starts (while
+    /// waiting for other writers, or by the time `block` returns), everything is rolled
+    /// back and `CancellationError` is thrown. Once the commit has started it completes;
+    /// the call then returns when it is durable.
+    ///
+    /// - Parameter isolation: the caller's actor, filled in by the compiler; leave it out.
+    /// - Throws: `CancellationError`; what `block` throws (nothing is written);
+    ///   ``RealmError/incorrectThread``, ``RealmError/alreadyInWriteTransaction``,
+    ///   ``RealmError/readOnly``, ``RealmError/frozenRealm``, ``RealmError/storage(_:)``.
+    @discardableResult
+    public func asyncWrite<Result>(withoutNotifying tokens: [NotificationToken] = [],
+                                   _ block: () throws -> Result,
+                                   isolation: isolated (any Actor)? = #isolation) async throws -> Result {
+        try checkCanBeginWrite()
+        let transaction: Transaction
+        do {
+            transaction = try await shared.store.beginTransactionAsync()
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw RealmError.wrap(error)
+        }
+        // Other code on this actor may have run while this task waited.
+        guard writeState == nil, !isClosed else {
+            transaction.rollback()
+            try checkThread()
+            throw RealmError.alreadyInWriteTransaction
+        }
+        start(transaction)
+        let result: Result
+        do {
+            result = try block()
+            try Task.checkCancellation()
+        } catch {
+            if isInWriteTransaction { cancelWrite() }
+            throw error
+        }
+        guard let write = writeState, write.transaction === transaction else { return result }
+        let appended = try append(write)
+        if let sequence = appended.sequence, appended.mustSync {
+            do {
+                try await shared.store.waitDurableAsync(sequence)
+            } catch {
+                throw failedSync(error)
+            }
+        }
+        published(appended.sequence, silencing: tokens)
+        return result
+    }
+
+    /// Commit, first half: puts the pending rows into the transaction and appends it (the
+    /// write gate is released), records the change set. `mustSync`: the caller waits for
+    /// the sync before calling `published`.
+    private func append(_ write: WriteState) throws -> (sequence: UInt64?, mustSync: Bool) {
         let changes: CommitChanges
-        let sequence: UInt64?
+        let appended: (sequence: UInt64?, mustSync: Bool)
         do {
             changes = try flush(write)
             if changes.isEmpty {
                 write.transaction.rollback()
-                sequence = nil
+                appended = (nil, false)
             } else {
-                sequence = try write.transaction.commit()
+                let (sequence, mustSync) = try write.transaction.commitWithoutWaiting()
+                appended = (sequence, mustSync)
             }
         } catch {
             write.transaction.rollback()
@@ -155,10 +245,23 @@ extension Realm {
             shared.log.markUnknown(through: shared.store.lastSequence)
             throw RealmError.wrap(error)
         }
-        if let sequence { shared.log.record(sequence, changes) }
+        if let sequence = appended.sequence { shared.log.record(sequence, changes) }
         endWrite()
+        return appended
+    }
+
+    /// Commit, second half: the commit is visible; this realm moves to it and notifies.
+    private func published(_ sequence: UInt64?, silencing tokens: [NotificationToken]) {
         observers.skipping(tokens) { _ = advance() }
         if let sequence { shared.didCommit(sequence: sequence, except: listener) }
+    }
+
+    /// The sync of an appended commit failed: the store takes no more writes, and whether
+    /// the commit survives is decided by recovery at the next open.
+    private func failedSync(_ error: any Error) -> any Error {
+        shared.log.markUnknown(through: shared.store.lastSequence)
+        if error is CancellationError { return error }
+        return RealmError.wrap(error)
     }
 
     /// Discards everything done since ``beginWrite()``; objects added meanwhile are invalidated.

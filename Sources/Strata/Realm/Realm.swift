@@ -6,7 +6,8 @@ import Foundation
 import Dispatch
 
 /// A realm: typed objects in a store, read from one consistent snapshot, written in
-/// transactions. It belongs to the thread (or serial queue) that opened it.
+/// transactions. It belongs to where it was opened: a thread, a serial queue, a task
+/// (valid across awaits, whichever thread the task resumes on) or an actor.
 ///
 /// ```swift
 /// var config = Realm.Configuration(directory: url)
@@ -42,19 +43,58 @@ public final class Realm {
     private var typesByTable: [UInt32: BoundType] = [:]
     private(set) var isClosed = false
     let observers = ObserverRegistry()
-    private(set) var listener: QueueListener?
+    private(set) var listener: AutorefreshListener?
+    /// Whether this realm is frozen: pinned to one commit, readable anywhere, never written.
+    public let isFrozen: Bool
+    /// The frozen realm of the current snapshot, made on first freeze (see Frozen.swift).
+    var frozenCache: (sequence: UInt64, box: FrozenBox)?
+    /// A frozen realm: the box whose lock its `Frozen` values read under (it owns us).
+    weak var guardingBox: FrozenBox?
 
     /// Whether a queue-confined realm advances by itself when another thread commits
     /// (thread-confined realms advance on ``refresh()`` and at the start of each write).
     public var autorefresh = true
 
-    /// Opens a realm confined to the calling thread.
+    /// Opens a realm confined to where it is called from:
     ///
+    /// - in code isolated to an actor: that actor (the main actor: the main thread);
+    /// - in a task, outside any actor: that task. The realm, and the objects and results
+    ///   read from it, stay valid across every `await`, whichever thread the task resumes
+    ///   on; synchronous code the task calls may use them too;
+    /// - anywhere else: the calling thread.
+    ///
+    /// Opening is cheap once the store is open in the process (one realm per request is
+    /// fine): the store is shared per directory.
+    ///
+    /// - Parameter isolation: the caller's actor, filled in by the compiler; leave it out.
     /// - Throws: ``RealmError/schemaMismatch(_:)`` when the stored schema differs and
     ///   `schemaVersion` was not raised; ``RealmError/invalidSchema(_:)`` for a model class
     ///   that cannot be used; ``RealmError/storage(_:)`` for engine failures (locked, damaged…).
-    public convenience init(configuration: Configuration = Configuration()) throws {
-        try self.init(configuration: configuration, confinement: .current())
+    public convenience init(configuration: Configuration = Configuration(),
+                            isolation: isolated (any Actor)? = #isolation) throws {
+        try self.init(configuration: configuration, confinement: .current(isolation: isolation))
+    }
+
+    /// Opens a realm isolated to `actor` (Realm Swift's shape): it may be used by any code
+    /// isolated to the actor, across awaits, and it advances by itself when others commit,
+    /// delivering notifications on the actor.
+    ///
+    /// ```swift
+    /// actor Importer {
+    ///     func run(_ data: Data) async throws {
+    ///         let realm = try await Realm(configuration: config, actor: self)
+    ///         try await realm.asyncWrite { _ = try RealmCoder(realm: realm).decodeArray(User.self, from: data) }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Throws: as ``init(configuration:isolation:)``.
+    public convenience init<A: Actor>(configuration: Configuration = Configuration(), actor: isolated A) async throws {
+        let confinement: Confinement = actor === MainActor.shared ? .thread(pthread_self()) : .actor(.init(actor))
+        try self.init(configuration: configuration, confinement: confinement)
+        let listener = AutorefreshListener(realm: self, target: .actor(actor))
+        self.listener = listener
+        shared.addListener(listener)
     }
 
     /// Opens a realm confined to `queue`, a serial queue; call it on that queue. The realm
@@ -69,6 +109,7 @@ public final class Realm {
     private init(configuration: Configuration, confinement: Confinement) throws {
         self.configuration = configuration
         self.confinement = confinement
+        isFrozen = false
         let (shared, bound) = try SharedStore.open(configuration)
         self.shared = shared
         view = SnapshotBox(shared.store.snapshot())
@@ -78,10 +119,24 @@ public final class Realm {
             typesByTable[type.table] = type
         }
         if let queue = confinement.dispatchQueue {
-            let listener = QueueListener(realm: self, queue: queue)
+            let listener = AutorefreshListener(realm: self, target: .queue(queue))
             self.listener = listener
             shared.addListener(listener)
         }
+    }
+
+    /// A frozen copy of `live`: the same store and types, pinned to `live`'s snapshot.
+    init(freezing live: Realm) {
+        configuration = live.configuration
+        confinement = .frozen
+        isFrozen = true
+        shared = live.shared
+        shared.retain()
+        view = SnapshotBox(live.snapshot)
+        typesByID = live.typesByID
+        typesByName = live.typesByName
+        typesByTable = live.typesByTable
+        autorefresh = false
     }
 
     deinit {
@@ -92,13 +147,13 @@ public final class Realm {
 
     // MARK: Confinement
 
-    /// Traps when called from another thread (property accessors cannot throw).
+    /// Traps when called from another thread, task or actor (property accessors cannot throw).
     func verifyThread() {
-        if !confinement.isCurrent { preconditionFailure("Realm accessed from incorrect thread") }
+        if !confinement.isCurrent { preconditionFailure("Realm accessed from incorrect thread (it is confined to a \(confinement.description))") }
         if isClosed { preconditionFailure("Realm has been invalidated: its objects and results can no longer be read") }
     }
 
-    /// Throws ``RealmError/incorrectThread`` when called from another thread.
+    /// Throws ``RealmError/incorrectThread`` when called from another thread, task or actor.
     func checkThread() throws {
         guard confinement.isCurrent else { throw RealmError.incorrectThread }
         guard !isClosed else { throw RealmError.invalidated }
@@ -240,7 +295,7 @@ public final class Realm {
     @discardableResult
     public func refresh() -> Bool {
         verifyThread()
-        guard !isClosed, writeState == nil else { return false }
+        guard !isClosed, !isFrozen, writeState == nil else { return false }
         return advance()
     }
 
@@ -276,15 +331,27 @@ public final class Realm {
     }
 }
 
-/// Delivers other threads' commits to a queue-confined realm.
-final class QueueListener: CommitListener, @unchecked Sendable {
+/// Brings a queue- or actor-confined realm up to date when others commit: at most one
+/// advance is scheduled at a time, and it runs where the realm belongs.
+final class AutorefreshListener: CommitListener, @unchecked Sendable {
+    // @unchecked: `realm` is only touched on its queue or actor; `scheduled` is locked.
+    enum Target {
+        case queue(DispatchQueue)
+        case actor(any Actor)
+    }
     private weak var realm: Realm?
-    private let queue: DispatchQueue
+    private let queue: DispatchQueue?
+    private weak var actor: (any Actor)?
     private let scheduled = Locked(false)
 
-    init(realm: Realm, queue: DispatchQueue) {
+    init(realm: Realm, target: Target) {
         self.realm = realm
-        self.queue = queue
+        switch target {
+        case .queue(let queue): self.queue = queue
+        case .actor(let actor):
+            queue = nil
+            self.actor = actor
+        }
     }
 
     func storeDidCommit(sequence: UInt64) {
@@ -293,10 +360,20 @@ final class QueueListener: CommitListener, @unchecked Sendable {
             return flag
         }
         guard !alreadyScheduled else { return }
-        queue.async { [self] in
+        if let queue {
+            queue.async { [self] in advance() }
+        } else if let actor {
+            Task { await self.advance(on: actor) }
+        } else {
             scheduled.withLock { $0 = false }
-            guard let realm, realm.autorefresh, !realm.isClosed, realm.writeState == nil else { return }
-            realm.advance()
         }
+    }
+
+    private func advance(on actor: isolated any Actor) { advance() }
+
+    private func advance() {
+        scheduled.withLock { $0 = false }
+        guard let realm, realm.autorefresh, !realm.isClosed, realm.writeState == nil else { return }
+        realm.advance()
     }
 }

@@ -30,6 +30,9 @@ public enum RealmError: Error, Sendable, Equatable, CustomStringConvertible {
     case migrationFailed(String)
     /// The realm was invalidated (closed).
     case invalidated
+    /// A write was attempted on a frozen realm or object (frozen values never change;
+    /// ``Realm/thaw(_:)`` finds the live object).
+    case frozenRealm
     /// An error from the storage engine.
     case storage(StoreError)
 
@@ -52,6 +55,7 @@ public enum RealmError: Error, Sendable, Equatable, CustomStringConvertible {
         case .readOnly: return "The Realm was opened read-only"
         case .migrationFailed(let reason): return "migration failed: \(reason)"
         case .invalidated: return "The Realm has been invalidated"
+        case .frozenRealm: return "Can't perform transactions on a frozen Realm"
         case .storage(let error): return error.description
         }
     }

@@ -38,6 +38,16 @@ final class SharedStore: @unchecked Sendable {
         log = ChangeLog(startingAt: store.lastSequence)
     }
 
+    /// One more realm uses this store (a frozen realm made from an open one); balanced by
+    /// ``release()``.
+    func retain() {
+        SharedStore.registry.withLock { registry in
+            guard var entry = registry[identity], entry.store === self else { return }
+            entry.realms += 1
+            registry[identity] = entry
+        }
+    }
+
     /// Called once by every realm that `open` returned this store to; the last one closes it.
     func release() {
         SharedStore.registry.withLock { registry in

@@ -12,6 +12,18 @@ import Glibc
 import Darwin
 #endif
 
+/// A task waiting for the write gate. Guarded by the store's `gateMonitor`.
+final class GateWaiter: @unchecked Sendable {
+    var continuation: CheckedContinuation<Bool, any Error>?
+    var cancelled = false
+
+    /// The continuation, at most once (whoever takes it resumes it).
+    func take() -> CheckedContinuation<Bool, any Error>? {
+        defer { continuation = nil }
+        return continuation
+    }
+}
+
 extension Store {
     static let flushThreshold = 1 << 20
     /// A transaction asks for early writeback of each this many bytes it appends.
@@ -43,10 +55,74 @@ extension Store {
     }
 
     func releaseGate() {
-        gateMonitor.withLock {
+        let next = gateMonitor.withLock { () -> CheckedContinuation<Bool, any Error>? in
             gateBusy = false
             gateHolder = nil
             gateMonitor.broadcast()
+            guard !gateWaiters.isEmpty else { return nil }
+            return gateWaiters.removeFirst().take()
+        }
+        next?.resume(returning: false)
+    }
+
+    /// Takes the gate without blocking a thread: waits as a suspended task.
+    ///
+    /// A waiting task is never handed the gate while it is not running — it is woken to
+    /// try again. Handing it over would deadlock as soon as every cooperative thread
+    /// blocks in a synchronous `write` behind a task that cannot be scheduled.
+    ///
+    /// Runs on the caller's actor, so the thread that holds the gate afterwards (recorded
+    /// to catch a nested synchronous write) is the one that goes on to use it.
+    ///
+    /// - Throws: `CancellationError` if the task is cancelled before it has the gate.
+    func acquireGateAsync(isolation: isolated (any Actor)? = #isolation) async throws {
+        var woken = false
+        while true {
+            try Task.checkCancellation()
+            let taken = gateMonitor.withLock { () -> Bool in
+                // A newcomer queues behind earlier waiters; a woken waiter takes a free gate.
+                guard !gateBusy, woken || gateWaiters.isEmpty else { return false }
+                gateBusy = true
+                gateHolder = pthread_self()
+                return true
+            }
+            if taken { return }
+            let waiter = GateWaiter()
+            let front = woken
+            let tookGate = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
+                    gateMonitor.lock()
+                    if !gateBusy, front || gateWaiters.isEmpty {
+                        gateBusy = true
+                        gateMonitor.unlock()
+                        continuation.resume(returning: true)
+                    } else if waiter.cancelled {
+                        gateMonitor.unlock()
+                        continuation.resume(throwing: CancellationError())
+                    } else {
+                        waiter.continuation = continuation
+                        if front { gateWaiters.insert(waiter, at: 0) } else { gateWaiters.append(waiter) }
+                        gateMonitor.unlock()
+                    }
+                }
+            } onCancel: {
+                let continuation = gateMonitor.withLock { () -> CheckedContinuation<Bool, any Error>? in
+                    waiter.cancelled = true
+                    guard let index = gateWaiters.firstIndex(where: { $0 === waiter }) else { return nil }
+                    gateWaiters.remove(at: index)
+                    return waiter.take()
+                }
+                continuation?.resume(throwing: CancellationError())
+            }
+            if tookGate {
+                gateMonitor.withLock { gateHolder = pthread_self() }
+                if Task.isCancelled {
+                    releaseGate()
+                    throw CancellationError()
+                }
+                return
+            }
+            woken = true
         }
     }
 
@@ -58,6 +134,23 @@ extension Store {
     public func beginTransaction() throws -> Transaction {
         guard !options.readOnly else { throw StoreError.invalidArgument("the store was opened read-only") }
         try acquireGate()
+        return try transactionHoldingGate()
+    }
+
+    /// Starts a write transaction without blocking a thread while another one runs (see
+    /// ``asyncWrite(_:isolation:)``); the caller must commit or roll it back before its
+    /// next suspension point.
+    ///
+    /// - Throws: `CancellationError` if the task is cancelled while waiting; as
+    ///   ``beginTransaction()``.
+    package func beginTransactionAsync(isolation: isolated (any Actor)? = #isolation) async throws -> Transaction {
+        guard !options.readOnly else { throw StoreError.invalidArgument("the store was opened read-only") }
+        try await acquireGateAsync()
+        return try transactionHoldingGate()
+    }
+
+    /// The transaction for a writer that has just taken the gate (released on failure).
+    private func transactionHoldingGate() throws -> Transaction {
         do {
             if let failure = syncMonitor.withLock({ closed ? StoreError.closed : failure }) { throw failure }
             if activeSize >= options.segmentSize { try rollSegment() }
@@ -66,6 +159,31 @@ extension Store {
             releaseGate()
             throw error
         }
+    }
+
+    /// Runs `body` in one atomic transaction and commits it, like ``write(_:)``, without
+    /// ever blocking a thread of the cooperative pool: the task waits for the write gate
+    /// and (with `.full`) for the `fdatasync` that covers its commit as a suspended task,
+    /// while other committers' syncs are shared with it (group commit). `body` runs on the
+    /// caller's actor, synchronously.
+    ///
+    /// - Returns: the commit's sequence number, once durable per the store's durability.
+    /// - Throws: `CancellationError` if the task is cancelled before its commit starts
+    ///   (nothing is written); what `body` throws (nothing is written); as ``write(_:)``.
+    @discardableResult
+    public func asyncWrite(_ body: (Transaction) throws -> Void,
+                           isolation: isolated (any Actor)? = #isolation) async throws -> UInt64 {
+        let transaction = try await beginTransactionAsync()
+        do {
+            try body(transaction)
+            try Task.checkCancellation()
+        } catch {
+            transaction.rollback()
+            throw error
+        }
+        let (sequence, mustSync) = try transaction.commitWithoutWaiting()
+        if mustSync { try await waitDurableAsync(sequence) }
+        return sequence
     }
 
     /// Runs `body` in one atomic transaction and commits it; if `body` throws, nothing it

@@ -4,9 +4,15 @@
 // syncs for everyone appended so far; the rest wait for it. Synced states are published
 // to readers in sequence order.
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 extension Store {
     /// Returns once `sequence` is on stable storage and published.
-    func waitDurable(_ sequence: UInt64) throws {
+    package func waitDurable(_ sequence: UInt64) throws {
         syncMonitor.lock()
         defer { syncMonitor.unlock() }
         while true {
@@ -18,6 +24,88 @@ extension Store {
             } else {
                 try leadSync()
             }
+        }
+    }
+
+    /// Returns once `sequence` is on stable storage and published, waiting as a suspended
+    /// task: no thread of the cooperative pool blocks. The sync that covers it is led by a
+    /// synchronous committer or by the store's async syncer thread, started on demand.
+    package func waitDurableAsync(_ sequence: UInt64) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            syncMonitor.lock()
+            if let failure {
+                syncMonitor.unlock()
+                continuation.resume(throwing: failure)
+            } else if syncedSequence >= sequence {
+                syncMonitor.unlock()
+                continuation.resume()
+            } else if closed {
+                syncMonitor.unlock()
+                continuation.resume(throwing: StoreError.closed)
+            } else {
+                durableWaiters.append((sequence, continuation))
+                let start = !asyncSyncerRunning
+                asyncSyncerRunning = true
+                syncMonitor.broadcast()
+                syncMonitor.unlock()
+                if start { startAsyncSyncer() }
+            }
+        }
+    }
+
+    /// The thread that leads syncs for tasks waiting in `waitDurableAsync`: while any
+    /// wait, it syncs everything appended so far (committers appending meanwhile share the
+    /// next sync). It exits after a second with no waiter.
+    private func startAsyncSyncer() {
+        let started = startThread { [weak self] in
+            while let store = self {
+                let target: UInt64? = store.syncMonitor.withLock {
+                    if store.durableWaiters.isEmpty, store.failure == nil, !store.closed {
+                        store.syncMonitor.wait(seconds: 1)
+                    }
+                    guard let newest = store.durableWaiters.map(\.sequence).max() else {
+                        store.asyncSyncerRunning = false
+                        return nil
+                    }
+                    return newest
+                }
+                guard let target else { return }
+                do {
+                    try store.waitDurable(target)
+                } catch {
+                    store.syncMonitor.withLock {
+                        store.resumeDurableWaitersLocked(failure: error)
+                        store.asyncSyncerRunning = false
+                    }
+                    return
+                }
+            }
+        }
+        if !started {
+            syncMonitor.withLock {
+                asyncSyncerRunning = false
+                resumeDurableWaitersLocked(failure: StoreError.io(op: "pthread_create", path: path, errno: EAGAIN))
+            }
+        }
+    }
+
+    /// Resumes the async waiters whose commits are now durable — or, after a failure,
+    /// every waiter with the error. Called with `syncMonitor` held.
+    func resumeDurableWaitersLocked(failure error: (any Error)? = nil) {
+        guard !durableWaiters.isEmpty else { return }
+        if let error = error ?? failure ?? (closed ? StoreError.closed : nil) {
+            let waiters = durableWaiters
+            durableWaiters = []
+            for waiter in waiters {
+                // A commit already covered by a finished sync did succeed.
+                if waiter.sequence <= syncedSequence { waiter.continuation.resume() } else { waiter.continuation.resume(throwing: error) }
+            }
+            return
+        }
+        durableWaiters.removeAll { waiter in
+            guard waiter.sequence <= syncedSequence else { return false }
+            waiter.continuation.resume()
+            return true
         }
     }
 
@@ -45,6 +133,7 @@ extension Store {
             // After a failed fdatasync the kernel may have dropped the dirty pages: the only
             // safe course is to stop (as PostgreSQL does) and let recovery decide on reopen.
             if failure == nil { failure = syncError }
+            resumeDurableWaitersLocked()
             syncMonitor.broadcast()
             throw syncError
         }
@@ -73,12 +162,14 @@ extension Store {
         if let newest {
             publishedLock.withLock { $0 = newest }
         }
+        resumeDurableWaitersLocked()
     }
 
     /// Takes the store out of service for writes after an unrecoverable I/O failure.
     func poison(_ error: StoreError) {
         syncMonitor.withLock {
             if failure == nil { failure = error }
+            resumeDurableWaitersLocked()
             syncMonitor.broadcast()
         }
     }

@@ -1,0 +1,265 @@
+// Frozen values: objects and results pinned to one commit, safe to hand to any task,
+// actor or thread. Freezing makes a frozen realm (same store, the live realm's snapshot,
+// never advances, never written); `Frozen` and `FrozenResults` are Sendable wrappers that
+// read it under one lock per frozen realm, since a realm's caches are not thread-safe.
+
+import Foundation
+
+/// One frozen realm and the lock every read of it takes.
+final class FrozenBox: @unchecked Sendable {
+    // @unchecked: `realm` and every object read from it are touched only inside `read`.
+    let realm: Realm?
+    private let lock = NSLock()
+
+    /// `realm` nil: the box of an unmanaged object's private copy.
+    init(realm: Realm?) { self.realm = realm }
+
+    func read<R>(_ body: () throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+}
+
+/// A read-only object pinned to the commit it was frozen at, that any task, actor or
+/// thread may read — the way to hand an object across isolation domains:
+///
+/// ```swift
+/// let frozen: Frozen<User> = user.frozen()
+/// Task.detached { print(frozen.username, frozen.car?.model ?? "-") }
+/// let live: User? = realm.thaw(frozen)          // the live object in another realm
+/// ```
+///
+/// Properties read through dynamic member lookup: `Sendable` values as they are, links as
+/// `Frozen` objects, lists of objects as arrays of `Frozen` objects, lists of values as
+/// arrays. Reads of one frozen realm are serialized by a lock; values never change.
+@dynamicMemberLookup
+public struct Frozen<T: Object>: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked: `object` belongs to the frozen realm of `box` and is only read under its lock.
+    let box: FrozenBox
+    private let object: T
+
+    init(box: FrozenBox, object: T) {
+        self.box = box
+        self.object = object
+    }
+
+    /// A property value.
+    public subscript<Value: Sendable>(dynamicMember keyPath: KeyPath<T, Value>) -> Value {
+        box.read { object[keyPath: keyPath] }
+    }
+
+    /// A to-one link, frozen at the same commit.
+    public subscript<Target: Object>(dynamicMember keyPath: KeyPath<T, Target?>) -> Frozen<Target>? {
+        box.read { object[keyPath: keyPath].map { Frozen<Target>(box: box, object: $0) } }
+    }
+
+    /// A list of objects, frozen at the same commit.
+    public subscript<Target: Object>(dynamicMember keyPath: KeyPath<T, List<Target>>) -> [Frozen<Target>] {
+        box.read { object[keyPath: keyPath].map { Frozen<Target>(box: box, object: $0) } }
+    }
+
+    /// A list of values, as an array.
+    public subscript<Element: Sendable>(dynamicMember keyPath: KeyPath<T, List<Element>>) -> [Element] {
+        box.read { Array(object[keyPath: keyPath]) }
+    }
+
+    /// Reads anything from the frozen object (computed properties, several at once) under
+    /// the frozen realm's lock. `body` must not keep the object.
+    public func read<R: Sendable>(_ body: (T) throws -> R) rethrows -> R {
+        try box.read { try body(object) }
+    }
+
+    /// The object's primary key (or hidden object id), to find it in a live realm.
+    public var primaryKeyValue: PrimaryKeyValue { box.read { object.primaryKeyValue } }
+
+    /// The sequence number of the commit the object was frozen at (nil: frozen from an
+    /// unmanaged object).
+    public var snapshotSequence: UInt64? { box.realm?.snapshotSequence }
+
+    /// The object's description.
+    public var description: String { box.read { "Frozen(\(object.description))" } }
+
+    /// The frozen object itself, for the thaw in `realm` (under the lock, by the caller).
+    fileprivate func withObject<R>(_ body: (T) throws -> R) rethrows -> R { try box.read { try body(object) } }
+}
+
+/// Query results pinned to the commit they were frozen at: a `Sendable`, read-only
+/// `RandomAccessCollection` of ``Frozen`` objects.
+///
+/// ```swift
+/// let page: FrozenResults<User> = realm.objects(User.self).sorted(by: [SortDescriptor(\.rank)]).frozen()
+/// Task.detached { for user in page.prefix(10) { print(user.username) } }
+/// ```
+public struct FrozenResults<T: Object>: @unchecked Sendable, RandomAccessCollection {
+    // @unchecked: `results` belong to the frozen realm of `box` and are only read under its lock.
+    let box: FrozenBox
+    private let results: Results<T>
+    /// The number of objects.
+    public let count: Int
+
+    init(box: FrozenBox, results: Results<T>) {
+        self.box = box
+        self.results = results
+        count = box.read { results.count }
+    }
+
+    /// Always 0.
+    public var startIndex: Int { 0 }
+    /// The number of objects.
+    public var endIndex: Int { count }
+
+    /// The frozen object at `position`.
+    public subscript(position: Int) -> Frozen<T> {
+        precondition(position >= 0 && position < count, "Index \(position) is out of bounds (must be less than \(count))")
+        return box.read { Frozen(box: box, object: results[position]) }
+    }
+
+    /// The sequence number of the commit the results were frozen at.
+    public var snapshotSequence: UInt64 { box.realm?.snapshotSequence ?? 0 }
+
+    /// The frozen results, for the thaw in `realm` (under the lock, by the caller).
+    fileprivate func withResults<R>(_ body: (Results<T>) throws -> R) rethrows -> R { try box.read { try body(results) } }
+}
+
+// MARK: Freezing
+
+/// What Realm Swift calls thread-confined values: objects and results that belong to one
+/// realm, and can be frozen to cross to other threads, tasks and actors.
+public protocol ThreadConfined: AnyObject {
+    /// Whether the value is frozen (pinned to one commit, readable anywhere, never changes).
+    var isFrozen: Bool { get }
+    /// The value pinned to the commit its realm reads now.
+    func freeze() -> Self
+    /// The live value in a realm opened here with the frozen realm's configuration, or nil
+    /// if it was deleted since (or cannot be opened here).
+    func thaw() -> Self?
+}
+
+extension Object: ThreadConfined {
+    /// Whether the object is frozen.
+    public var isFrozen: Bool { _state?.realm.isFrozen ?? false }
+
+    /// This object pinned to the commit its realm reads now (Realm's `freeze()`): it never
+    /// changes and may be read on any thread, one thread at a time. To share it between
+    /// tasks under strict concurrency checking, use ``frozen()``, which is `Sendable`.
+    ///
+    /// Traps for an unmanaged, deleted or invalidated object, or inside a write
+    /// transaction (as Realm does).
+    public func freeze() -> Self {
+        guard let state = _state else { preconditionFailure("Unmanaged objects cannot be frozen; use frozen(), which copies them") }
+        if state.realm.isFrozen { return self }
+        let box = state.realm.frozenBox()
+        guard let object = box.read({ box.realm!.object(bound: state.bound, key: state.key) }) else {
+            preconditionFailure("Cannot freeze an object that has been deleted or invalidated: \(state.bound.className)")
+        }
+        return unsafeDowncast(object, to: Self.self)
+    }
+
+    /// The live version of a frozen object, in a realm opened here (Realm's `thaw()`); nil
+    /// if it was deleted since. A live object returns itself.
+    public func thaw() -> Self? {
+        guard let state = _state, state.realm.isFrozen else { return self }
+        guard let realm = try? Realm(configuration: state.realm.configuration) else { return nil }
+        return realm.object(bound: state.bound, key: state.key).map { unsafeDowncast($0, to: Self.self) }
+    }
+}
+
+extension ThreadConfined where Self: Object {
+    /// A `Sendable` read-only view of this object as of now, for other tasks, actors and
+    /// threads. An unmanaged object is copied (``deepCopy()``), so later changes to it do
+    /// not show.
+    ///
+    /// Traps for a deleted or invalidated object, or inside a write transaction.
+    public func frozen() -> Frozen<Self> {
+        guard let state = _state else { return Frozen(box: FrozenBox(realm: nil), object: deepCopy()) }
+        let frozenObject = freeze()
+        return Frozen(box: state.realm.isFrozen ? state.realm.frozenBoxOfFrozenRealm() : state.realm.frozenBox(), object: frozenObject)
+    }
+}
+
+extension Results {
+    /// Whether the results belong to a frozen realm.
+    public var isFrozen: Bool { realm.isFrozen }
+
+    /// These results pinned to the commit the realm reads now (Realm's `freeze()`).
+    /// Traps inside a write transaction.
+    public func freeze() -> Results<Element> {
+        if realm.isFrozen { return self }
+        realm.verifyThread()
+        let box = realm.frozenBox()
+        return Results(realm: box.realm!, query: query)
+    }
+
+    /// A `Sendable` collection of these results as of now, for other tasks, actors and
+    /// threads. Traps inside a write transaction.
+    public func frozen() -> FrozenResults<Element> {
+        realm.verifyThread()
+        let box = realm.isFrozen ? realm.frozenBoxOfFrozenRealm() : realm.frozenBox()
+        return FrozenResults(box: box, results: Results(realm: box.realm!, query: query))
+    }
+}
+
+extension Realm {
+    /// A frozen copy of this realm, pinned to the commit it reads now: readable on any
+    /// thread (one at a time), never advancing, never written (writes throw
+    /// ``RealmError/frozenRealm``). Traps inside a write transaction.
+    public func freeze() -> Realm {
+        if isFrozen { return self }
+        return frozenBox().realm!
+    }
+
+    /// The live object, in this realm, of a frozen (or another realm's) object; nil if it
+    /// was deleted since.
+    public func thaw<T: Object>(_ object: T) -> T? {
+        verifyThread()
+        guard let state = object._state else { return nil }
+        if state.realm === self { return object }
+        guard let bound = try? boundType(for: type(of: object)) else { return nil }
+        return self.object(bound: bound, key: state.key).map { unsafeDowncast($0, to: T.self) }
+    }
+
+    /// The live object, in this realm, of a frozen object; nil if it was deleted since.
+    public func thaw<T: Object>(_ frozen: Frozen<T>) -> T? {
+        verifyThread()
+        let found = frozen.withObject { object -> (BoundType, [UInt8])? in
+            guard let state = object._state else { return nil }
+            return (state.bound, state.key)
+        }
+        if let (frozenBound, key) = found {
+            guard let bound = try? boundType(for: frozenBound.info.type) else { return nil }
+            return object(bound: bound, key: key).map { unsafeDowncast($0, to: T.self) }
+        }
+        // Frozen from an unmanaged object: look it up by primary key.
+        let key = frozen.primaryKeyValue
+        return object(ofType: T.self, forPrimaryKeyValue: key)
+    }
+
+    /// Live results, in this realm, of frozen results (the same query, evaluated now).
+    public func thaw<T: Object>(_ frozen: FrozenResults<T>) -> Results<T> {
+        verifyThread()
+        let query = frozen.withResults { $0.query }
+        return Results(realm: self, query: query)
+    }
+
+    /// The frozen realm of the current snapshot, made once per snapshot.
+    func frozenBox() -> FrozenBox {
+        verifyThread()
+        precondition(writeState == nil, "Cannot freeze inside a write transaction: freeze after the write commits")
+        precondition(!isClosed, "Cannot freeze an invalidated Realm")
+        if let cached = frozenCache, cached.sequence == snapshot.sequence { return cached.box }
+        let frozen = Realm(freezing: self)
+        let box = FrozenBox(realm: frozen)
+        frozen.guardingBox = box
+        frozenCache = (snapshot.sequence, box)
+        return box
+    }
+
+    /// The box whose lock guards this frozen realm (made if the realm came from `freeze()`).
+    func frozenBoxOfFrozenRealm() -> FrozenBox {
+        if let box = guardingBox { return box }
+        let box = FrozenBox(realm: self)
+        guardingBox = box
+        return box
+    }
+}
