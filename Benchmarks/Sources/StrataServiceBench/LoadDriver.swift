@@ -126,6 +126,9 @@ struct LoadDriver {
     /// Distinguishes the runs' written values.
     var run: Int
     var group: any EventLoopGroup
+    /// Percent of requests that are PUTs, and GETs of a city's list; the rest GET one user.
+    var writePercent = 10
+    var listPercent = 15
 
     /// Runs the mix on `connections` connections; stops after `requests` requests in all or
     /// `seconds`, whichever comes first.
@@ -148,6 +151,7 @@ struct LoadDriver {
 
     private func connectionLoop(_ connection: Int, requests: Int, deadline: UInt64) async throws -> LoadResult {
         let port = port, users = users, connections = connections, run = run
+        let writePercent = writePercent, listPercent = listPercent
         return try await LoopbackHTTP.withConnection(port: port, group: group) { inbound, outbound in
             var rng = SplitMix64(seed: UInt64(run * 1000 + connection + 1))
             var result = LoadResult()
@@ -161,7 +165,7 @@ struct LoadDriver {
                 let reply: HTTPReply
                 var written: (id: Int, value: Acknowledged)?
                 do {
-                    if dice < 10, ownUsers > 0 {
+                    if dice < writePercent, ownUsers > 0 {
                         let id = connection + connections * Int(rng.next() % UInt64(ownUsers))
                         let value = Acknowledged(rank: Int(rng.next() % 1000),
                                                  score: Double(run * 100_000_000 + connection * 1_000_000 + sequence),
@@ -171,7 +175,7 @@ struct LoadDriver {
                         let body = #"{"id":\#(id),"rank":\#(value.rank),"score":\#(value.score),"updatedAt":"\#(iso8601(value.updatedAt))"}"#
                         reply = try await LoopbackHTTP.request(.PUT, "/users/\(id)", body: ByteBuffer(string: body), &inbound, outbound)
                         result.writes += 1
-                    } else if dice < 25 {
+                    } else if dice < writePercent + listPercent {
                         let sort = rng.next() % 2 == 0 ? "rank" : "name"
                         reply = try await LoopbackHTTP.request(.GET, "/users?city=\(Dataset.city(Int(rng.next() % UInt64(Dataset.cities))))&sort=\(sort)&limit=20", &inbound, outbound)
                         result.reads += 1

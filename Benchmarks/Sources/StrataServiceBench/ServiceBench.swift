@@ -24,6 +24,10 @@ struct ServiceBench: AsyncParsableCommand {
     var connections = "1,16,64"
     @Option(help: "Back ends, in order: strata, grdb.")
     var backends = "strata,grdb"
+    @Option(help: "Percent of requests that are partial PUTs.")
+    var writePercent = 10
+    @Option(help: "Percent of requests that GET a city's list (the rest GET one user).")
+    var listPercent = 15
     @Option(help: "How long the /events reader listens during each run, in seconds.")
     var eventsSeconds = 3.0
     @Option(help: "Directory for the stores (default: a new temporary directory, removed after).")
@@ -57,13 +61,17 @@ struct ServiceBench: AsyncParsableCommand {
             Hummingbird 2 on 127.0.0.1, driver in the same process (swift-nio, keep-alive HTTP/1.1), \
             \(ProcessInfo.processInfo.activeProcessorCount) cores shared by both.
             \(users) users in \(Dataset.cities) cities; per run \(requests) requests or \(seconds) s, whichever comes first.
-            Mix: 75% GET /users/:id, 15% GET /users?city=…&sort=rank|name&limit=20, 10% PUT /users/:id (partial JSON);
+            Mix: \(100 - writePercent - listPercent)% GET /users/:id, \(listPercent)% GET /users?city=…&sort=rank|name&limit=20, \(writePercent)% PUT /users/:id (partial JSON);
             one GET /events reader streams a city's changes for the first \(eventsSeconds) s of each run.
             Durability: a PUT is answered only once its commit is durable.
               Strata: \(StrataCache.durability); realm opened per request, writes through asyncWrite.
               GRDB:   \(GRDBCache.durability); one pool per process.
+            Load average before: \(loadAverage()) (other processes on the machine skew the figures).
 
             """)
+        guard writePercent >= 0, listPercent >= 0, writePercent + listPercent <= 100 else {
+            throw ValidationError("--write-percent + --list-percent: at most 100")
+        }
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var rows: [Row] = []
@@ -74,11 +82,14 @@ struct ServiceBench: AsyncParsableCommand {
                 try await printOpenCost(in: work.appendingPathComponent(StrataCache.name))
             case "grdb":
                 rows += try await measure(GRDBCache.self, counts: counts, in: work, group: group)
+            case "strata-sync":
+                rows += try await measure(StrataSyncWriteCache.self, counts: counts, in: work, group: group)
             default:
-                throw ValidationError("--backends: strata, grdb")
+                throw ValidationError("--backends: strata, grdb, strata-sync")
             }
         }
         try await group.shutdownGracefully()
+        print("\nLoad average after: \(loadAverage())")
         let failed = rows.contains { $0.lost > 0 || $0.partialViolations > 0 }
 
         print("\n| back end | connections | requests | req/s | p50 ms | p99 ms | errors | writes acknowledged | lost writes | events streamed |")
@@ -118,17 +129,19 @@ struct ServiceBench: AsyncParsableCommand {
         print(String(format: "%@: %d users loaded in one write in %.3f s", Cache.name, users, loadSeconds))
         var rows: [Row] = []
         for (index, count) in counts.enumerated() {
-            let run = index + 1 + (Cache.name == StrataCache.name ? 0 : 50)
+            let run = index + 1 + 10 * (["strata", "grdb", "strata-sync"].firstIndex(of: Cache.name.lowercased()) ?? 3)
             let cache = try Cache(directory: directory)
             let users = users, requests = requests, seconds = seconds
+            let writePercent = writePercent, listPercent = listPercent
             let eventsSeconds = min(eventsSeconds, seconds)
             let (load, events) = try await cache.withOpenStore {
                 try await Service.run(cache) { port in
                     let driver = LoadDriver(port: port, users: users, connections: count, requests: requests,
-                                            seconds: seconds, run: run, group: group)
+                                            seconds: seconds, run: run, group: group,
+                                            writePercent: writePercent, listPercent: listPercent)
                     // Warm-up, not measured: reads only, one connection.
                     _ = try await LoadDriver(port: port, users: users, connections: 1, requests: 300, seconds: 5,
-                                             run: 0, group: group).runLoad()
+                                             run: 0, group: group, writePercent: 0, listPercent: listPercent).runLoad()
                     async let events = driver.streamEvents(seconds: eventsSeconds)
                     let load = try await driver.runLoad()
                     return (load, try await events)
@@ -212,4 +225,10 @@ struct Row {
     var lost: Int
     var partialViolations: Int
     var events: Int
+}
+
+/// The 1-, 5- and 15-minute load averages.
+func loadAverage() -> String {
+    (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))
+        .map { $0.split(separator: " ").prefix(3).joined(separator: " ") } ?? "unknown"
 }

@@ -142,3 +142,43 @@ extension UserValue {
                   score: user.score, updatedAt: user.updatedAt)
     }
 }
+
+/// For comparison only (`--backends strata-sync`): the Strata back end with a synchronous
+/// `realm.write` in the PUT handler — what docs/server.md says not to do — which holds a
+/// thread of the cooperative pool through the writer lock and the fdatasync.
+struct StrataSyncWriteCache: UserCache {
+    static let name = "Strata-sync"
+    static let durability = StrataCache.durability
+
+    let strata: StrataCache
+
+    init(directory: URL) { strata = StrataCache(directory: directory) }
+
+    func withOpenStore<R>(_ body: () async throws -> R) async throws -> R { try await strata.withOpenStore(body) }
+    func preload(_ users: [UserValue]) async throws { try await strata.preload(users) }
+
+    func put(id: Int, body: ByteBuffer) async throws -> ByteBuffer {
+        let json = Data(buffer: body)
+        let realm = try Realm(configuration: strata.configuration)
+        do {
+            let stored = try realm.write {
+                let coder = RealmCoder(realm: realm)
+                let user = try coder.decode(User.self, from: json)
+                guard user.id == id else { throw BadRequest(description: "the body's id is not the path's \(id)") }
+                return try coder.encode(user)
+            }
+            return ByteBuffer(data: stored)
+        } catch let error as JSONMappingError {
+            throw BadRequest(description: "\(error)")
+        }
+    }
+
+    func user(id: Int) async throws -> ByteBuffer? { try await strata.user(id: id) }
+    func users(city: String, sort: UserSort, limit: Int) async throws -> ByteBuffer {
+        try await strata.users(city: city, sort: sort, limit: limit)
+    }
+    func events(city: String, limit: Int, maxEvents: Int, seconds: Double) async throws -> ResponseBody {
+        try await strata.events(city: city, limit: limit, maxEvents: maxEvents, seconds: seconds)
+    }
+    func readBack(ids: [Int]) async throws -> [Int: UserValue] { try await strata.readBack(ids: ids) }
+}
