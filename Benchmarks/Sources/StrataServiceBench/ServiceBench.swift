@@ -20,7 +20,9 @@ struct ServiceBench: AsyncParsableCommand {
     var requests = 30_000
     @Option(help: "Longest run, in seconds.")
     var seconds = 20.0
-    @Option(help: "Connection counts, one run each.")
+    @Option(help: "Rounds: each runs every connection count on every back end in turn; medians are reported.")
+    var rounds = 3
+    @Option(help: "Connection counts, one run each per round.")
     var connections = "1,16,64"
     @Option(help: "Back ends, in order: strata, grdb.")
     var backends = "strata,grdb"
@@ -60,7 +62,7 @@ struct ServiceBench: AsyncParsableCommand {
             # strata-service-bench
             Hummingbird 2 on 127.0.0.1, driver in the same process (swift-nio, keep-alive HTTP/1.1), \
             \(ProcessInfo.processInfo.activeProcessorCount) cores shared by both.
-            \(users) users in \(Dataset.cities) cities; per run \(requests) requests or \(seconds) s, whichever comes first.
+            \(users) users in \(Dataset.cities) cities; per run \(requests) requests or \(seconds) s, whichever comes first; \(rounds) interleaved rounds.
             Mix: \(100 - writePercent - listPercent)% GET /users/:id, \(listPercent)% GET /users?city=…&sort=rank|name&limit=20, \(writePercent)% PUT /users/:id (partial JSON);
             one GET /events reader streams a city's changes for the first \(eventsSeconds) s of each run.
             Durability: a PUT is answered only once its commit is durable.
@@ -74,107 +76,135 @@ struct ServiceBench: AsyncParsableCommand {
         }
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        var rows: [Row] = []
+        var backendsToRun: [any UserCache.Type] = []
         for backend in order {
             switch backend {
-            case "strata":
-                rows += try await measure(StrataCache.self, counts: counts, in: work, group: group)
-                try await printOpenCost(in: work.appendingPathComponent(StrataCache.name))
-            case "grdb":
-                rows += try await measure(GRDBCache.self, counts: counts, in: work, group: group)
-            case "strata-sync":
-                rows += try await measure(StrataSyncWriteCache.self, counts: counts, in: work, group: group)
-            default:
-                throw ValidationError("--backends: strata, grdb, strata-sync")
+            case "strata": backendsToRun.append(StrataCache.self)
+            case "grdb": backendsToRun.append(GRDBCache.self)
+            case "strata-sync": backendsToRun.append(StrataSyncWriteCache.self)
+            default: throw ValidationError("--backends: strata, grdb, strata-sync")
+            }
+        }
+        for backend in backendsToRun {
+            try await prepare(backend, in: work)
+        }
+        if order.contains("strata") {
+            try await printOpenCost(in: work.appendingPathComponent(StrataCache.name))
+        }
+        // Interleaved: each round runs every connection count on every back end in turn, so a
+        // slow minute of the machine falls on all of them alike.
+        var rows: [Row] = []
+        let roundCount = max(rounds, 1)
+        for round in 1 ... roundCount {
+            for (countIndex, count) in counts.enumerated() {
+                for (backendIndex, backend) in backendsToRun.enumerated() {
+                    let run = round * 100 + countIndex * 10 + backendIndex
+                    rows.append(try await measure(backend, connections: count, run: run, round: round, in: work, group: group))
+                }
             }
         }
         try await group.shutdownGracefully()
         print("\nLoad average after: \(loadAverage())")
-        let failed = rows.contains { $0.lost > 0 || $0.partialViolations > 0 }
 
-        print("\n| back end | connections | requests | req/s | p50 ms | p99 ms | errors | writes acknowledged | lost writes | events streamed |")
+        print("\nMedians of \(roundCount) round\(roundCount == 1 ? "" : "s") (req/s: median, and min–max across rounds):\n")
+        print("| back end | connections | req/s | req/s range | p50 ms | p99 ms | errors | writes checked | lost writes | events streamed |")
         print("|---|---|---|---|---|---|---|---|---|---|")
-        for row in rows {
-            print(String(format: "| %@ | %d | %d | %.0f | %.2f | %.2f | %d | %d | %d | %d |", row.backend, row.connections,
-                         row.load.requests, row.load.perSecond, row.load.percentile(0.5), row.load.percentile(0.99),
-                         row.load.errors, row.checked, row.lost, row.events))
-        }
-        let strata = rows.filter { $0.backend == StrataCache.name }
-        let grdb = rows.filter { $0.backend == GRDBCache.name }
-        if !strata.isEmpty, !grdb.isEmpty {
-            print("\n| connections | Strata req/s | GRDB req/s | Strata/GRDB throughput | Strata p50 / p99 ms | GRDB p50 / p99 ms | p99 GRDB/Strata |")
-            print("|---|---|---|---|---|---|---|")
-            for s in strata {
-                guard let g = grdb.first(where: { $0.connections == s.connections }) else { continue }
-                print(String(format: "| %d | %.0f | %.0f | %.2f× | %.2f / %.2f | %.2f / %.2f | %.2f× |", s.connections,
-                             s.load.perSecond, g.load.perSecond, s.load.perSecond / max(g.load.perSecond, 1),
-                             s.load.percentile(0.5), s.load.percentile(0.99), g.load.percentile(0.5), g.load.percentile(0.99),
-                             g.load.percentile(0.99) / max(s.load.percentile(0.99), 1e-9)))
+        var summaries: [Summary] = []
+        for backend in backendsToRun {
+            for count in counts {
+                let runs = rows.filter { $0.backend == backend.name && $0.connections == count }
+                let summary = Summary(runs)
+                summaries.append(summary)
+                print(String(format: "| %@ | %d | %.0f | %.0f–%.0f | %.2f | %.2f | %d | %d | %d | %d |", backend.name, count,
+                             summary.perSecond, summary.minPerSecond, summary.maxPerSecond, summary.p50, summary.p99,
+                             summary.errors, summary.checked, summary.lost, summary.events))
             }
         }
-        if failed { throw ExitCode(1) }
+        let strata = summaries.filter { $0.backend == StrataCache.name }
+        let grdb = summaries.filter { $0.backend == GRDBCache.name }
+        if !strata.isEmpty, !grdb.isEmpty {
+            print("\n| connections | Strata req/s | GRDB req/s | Strata/GRDB throughput | Strata p50 / p99 ms | GRDB p50 / p99 ms | p99 GRDB/Strata | lost writes Strata, GRDB |")
+            print("|---|---|---|---|---|---|---|---|")
+            for s in strata {
+                guard let g = grdb.first(where: { $0.connections == s.connections }) else { continue }
+                print(String(format: "| %d | %.0f | %.0f | %.2f× | %.2f / %.2f | %.2f / %.2f | %.2f× | %d, %d |", s.connections,
+                             s.perSecond, g.perSecond, s.perSecond / max(g.perSecond, 1), s.p50, s.p99, g.p50, g.p99,
+                             g.p99 / max(s.p99, 1e-9), s.lost, g.lost))
+            }
+        }
+        if rows.contains(where: { $0.lost > 0 || $0.partialViolations > 0 }) { throw ExitCode(1) }
     }
 
-    func measure<Cache: UserCache>(_ type: Cache.Type, counts: [Int], in work: URL,
-                                   group: MultiThreadedEventLoopGroup) async throws -> [Row] {
-        let directory = work.appendingPathComponent(Cache.name)
+    /// A new store for the back end, loaded with the data set.
+    func prepare(_ backend: any UserCache.Type, in work: URL) async throws {
+        let directory = work.appendingPathComponent(backend.name)
         try? FileManager.default.removeItem(at: directory)
         let seed = (0 ..< users).map(Dataset.user)
-        let loader = try Cache(directory: directory)
+        let loader = try backend.init(directory: directory)
         let loadSeconds = try await loader.withOpenStore {
             let start = DispatchTime.now().uptimeNanoseconds
             try await loader.preload(seed)
             return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         }
-        print(String(format: "%@: %d users loaded in one write in %.3f s", Cache.name, users, loadSeconds))
-        var rows: [Row] = []
-        for (index, count) in counts.enumerated() {
-            let run = index + 1 + 10 * (["strata", "grdb", "strata-sync"].firstIndex(of: Cache.name.lowercased()) ?? 3)
-            let cache = try Cache(directory: directory)
-            let users = users, requests = requests, seconds = seconds
-            let writePercent = writePercent, listPercent = listPercent
-            let eventsSeconds = min(eventsSeconds, seconds)
-            let (load, events) = try await cache.withOpenStore {
-                try await Service.run(cache) { port in
-                    let driver = LoadDriver(port: port, users: users, connections: count, requests: requests,
-                                            seconds: seconds, run: run, group: group,
-                                            writePercent: writePercent, listPercent: listPercent)
-                    // Warm-up, not measured: reads only, one connection.
-                    _ = try await LoadDriver(port: port, users: users, connections: 1, requests: 300, seconds: 5,
-                                             run: 0, group: group, writePercent: 0, listPercent: listPercent).runLoad()
-                    async let events = driver.streamEvents(seconds: eventsSeconds)
-                    let load = try await driver.runLoad()
-                    return (load, try await events)
-                }
-            }
-            // The service is stopped and its store closed: reopen it and read every
-            // acknowledged write back.
-            let checking = try Cache(directory: directory)
-            let ids = load.acknowledged.keys.filter { !load.inDoubt.contains($0) }
-            let stored = try await checking.withOpenStore { try await checking.readBack(ids: ids) }
-            var lost = 0, partial = 0
-            for id in ids {
-                let sent = load.acknowledged[id]!
-                guard let user = stored[id], user.rank == sent.rank, user.score == sent.score, user.updatedAt == sent.updatedAt else {
-                    lost += 1
-                    continue
-                }
-                let original = Dataset.user(id)
-                if user.city != original.city || user.name != original.name || user.email != original.email { partial += 1 }
-            }
-            let row = Row(backend: Cache.name, connections: count, load: load, checked: ids.count, lost: lost,
-                          partialViolations: partial, events: events)
-            print(String(format: "%@, %d connection%@: %d requests (%d reads, %d writes) in %.2f s = %.0f req/s, p50 %.2f ms, p99 %.2f ms, errors: %d%@",
-                         Cache.name, count, count == 1 ? "" : "s", load.requests, load.reads, load.writes, load.seconds,
-                         load.perSecond, load.percentile(0.5), load.percentile(0.99), load.errors,
-                         load.firstError.map { " (first: \($0))" } ?? ""))
-            print("  lost writes: \(lost) (of \(ids.count) users' last acknowledged writes, read back after reopening the store)"
-                  + (load.inDoubt.isEmpty ? "" : "; \(load.inDoubt.count) unanswered writes not checked")
-                  + (partial > 0 ? "; \(partial) users lost keys a partial PUT left out" : ""))
-            print("  events streamed: \(events) lines (snapshot + changes of \(Dataset.city(0)) in \(eventsSeconds) s)")
-            rows.append(row)
+        print(String(format: "%@: %d users loaded in one write in %.3f s", backend.name, users, loadSeconds))
+    }
+
+    /// One run: the service over the back end's store, the load, then every acknowledged
+    /// write read back from the reopened store.
+    func measure(_ backend: any UserCache.Type, connections count: Int, run: Int, round: Int, in work: URL,
+                 group: MultiThreadedEventLoopGroup) async throws -> Row {
+        let directory = work.appendingPathComponent(backend.name)
+        let cache = try backend.init(directory: directory)
+        let users = users, requests = requests, seconds = seconds
+        let writePercent = writePercent, listPercent = listPercent
+        let eventsSeconds = min(eventsSeconds, seconds)
+        let (load, events) = try await serve(cache) { port in
+            let driver = LoadDriver(port: port, users: users, connections: count, requests: requests,
+                                    seconds: seconds, run: run, group: group,
+                                    writePercent: writePercent, listPercent: listPercent)
+            // Warm-up, not measured: reads only, one connection.
+            _ = try await LoadDriver(port: port, users: users, connections: 1, requests: 300, seconds: 5,
+                                     run: 0, group: group, writePercent: 0, listPercent: listPercent).runLoad()
+            async let events = driver.streamEvents(seconds: eventsSeconds)
+            let load = try await driver.runLoad()
+            return (load, try await events)
         }
-        return rows
+        // The service is stopped and its store closed: reopen it and read every
+        // acknowledged write back.
+        let checking = try backend.init(directory: directory)
+        let ids = load.acknowledged.keys.filter { !load.inDoubt.contains($0) }
+        let stored = try await readBack(checking, ids: ids)
+        var lost = 0, partial = 0
+        for id in ids {
+            let sent = load.acknowledged[id]!
+            guard let user = stored[id], user.rank == sent.rank, user.score == sent.score, user.updatedAt == sent.updatedAt else {
+                lost += 1
+                continue
+            }
+            let original = Dataset.user(id)
+            if user.city != original.city || user.name != original.name || user.email != original.email { partial += 1 }
+        }
+        let row = Row(backend: backend.name, connections: count, load: load, checked: ids.count, lost: lost,
+                      partialViolations: partial, events: events)
+        print(String(format: "round %d, %@, %d connection%@: %d requests (%d reads, %d writes) in %.2f s = %.0f req/s, p50 %.2f ms, p99 %.2f ms, errors: %d%@",
+                     round, backend.name, count, count == 1 ? "" : "s", load.requests, load.reads, load.writes, load.seconds,
+                     load.perSecond, load.percentile(0.5), load.percentile(0.99), load.errors,
+                     load.firstError.map { " (first: \($0))" } ?? ""))
+        print("  lost writes: \(lost) (of \(ids.count) users' last acknowledged writes, read back after reopening the store)"
+              + (load.inDoubt.isEmpty ? "" : "; \(load.inDoubt.count) unanswered writes not checked")
+              + (partial > 0 ? "; \(partial) users lost keys a partial PUT left out" : ""))
+        print("  events streamed: \(events) lines (snapshot + changes of \(Dataset.city(0)) in \(eventsSeconds) s)")
+        return row
+    }
+
+    /// The service over `cache`, with its store open, while `body` runs.
+    func serve<Cache: UserCache, R: Sendable>(_ cache: Cache, port: Int = 0,
+                                              _ body: @Sendable (Int) async throws -> R) async throws -> R {
+        try await cache.withOpenStore { try await Service.run(cache, port: port, body) }
+    }
+
+    func readBack<Cache: UserCache>(_ cache: Cache, ids: [Int]) async throws -> [Int: UserValue] {
+        try await cache.withOpenStore { try await cache.readBack(ids: ids) }
     }
 
     /// The cost of opening a realm per request: with the store open (the service's case),
@@ -231,4 +261,39 @@ struct Row {
 func loadAverage() -> String {
     (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))
         .map { $0.split(separator: " ").prefix(3).joined(separator: " ") } ?? "unknown"
+}
+
+/// The runs of one back end at one connection count, across rounds.
+struct Summary {
+    var backend: String
+    var connections: Int
+    var perSecond: Double
+    var minPerSecond: Double
+    var maxPerSecond: Double
+    var p50: Double
+    var p99: Double
+    var errors: Int
+    var checked: Int
+    var lost: Int
+    var events: Int
+
+    init(_ runs: [Row]) {
+        func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            guard !sorted.isEmpty else { return 0 }
+            return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        }
+        backend = runs.first?.backend ?? ""
+        connections = runs.first?.connections ?? 0
+        let rates = runs.map(\.load.perSecond)
+        perSecond = median(rates)
+        minPerSecond = rates.min() ?? 0
+        maxPerSecond = rates.max() ?? 0
+        p50 = median(runs.map { $0.load.percentile(0.5) })
+        p99 = median(runs.map { $0.load.percentile(0.99) })
+        errors = runs.reduce(0) { $0 + $1.load.errors }
+        checked = runs.reduce(0) { $0 + $1.checked }
+        lost = runs.reduce(0) { $0 + $1.lost }
+        events = runs.reduce(0) { $0 + $1.events }
+    }
 }
