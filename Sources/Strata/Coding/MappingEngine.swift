@@ -373,8 +373,10 @@ struct MappingEngine {
         case .decimal:
             switch value {
             case .int(let i): return .decimal(Decimal(i))
-            case .double(let d): return .decimal(Decimal(string: String(d), locale: nil) ?? Decimal(d))
-            case .string(let s): if let d = Decimal(string: s, locale: nil) { return .decimal(d) }
+            case .double(let d):
+                if let decimal = Decimal(string: String(d), locale: nil) ?? Decimal(converting: d), !decimal.isNaN { return .decimal(decimal) }
+                throw JSONMappingError.typeMismatch(path: path(), expected: Self.expectedName(property), found: "\(d), out of range")
+            case .string(let s): if let d = Decimal(string: s, locale: nil), !d.isNaN { return .decimal(d) }
             default: break
             }
             return try fail()

@@ -97,8 +97,12 @@ extension FieldValue {
             switch value {
             case let v as Decimal: return .decimal(v)
             case let v as any BinaryInteger: if let wide = Int64(exactly: v) { return .decimal(Decimal(wide)) }
-            case let v as Double: return .decimal(Decimal(v))
-            case let v as String: if let d = Decimal(string: v, locale: nil) { return .decimal(d) }
+            case let v as Double:
+                guard let d = Decimal(converting: v) else {
+                    throw RealmError.invalidValue("\(context): the Double \(v) cannot be a Decimal (\(Decimal.conversionRange))")
+                }
+                return .decimal(d)
+            case let v as String: if let d = Decimal(string: v, locale: nil), !d.isNaN { return .decimal(d) }
             default: break
             }
         case .column:
@@ -115,6 +119,32 @@ extension FieldValue {
         if value is NSNull { return nil }
         if let optional = value as? any AnyOptional { return unwrap(optional.flattened) }
         return value
+    }
+}
+
+extension Decimal {
+    /// What ``init(converting:)`` accepts, for error messages.
+    static let conversionRange = "a Decimal takes only finite Doubles of magnitude below about 1e146"
+
+    /// `value` as a Decimal, or nil when it has none: NaN, ±infinity, and magnitudes beyond
+    /// what Foundation's `Decimal(Double)` handles (about 1e146; it gives NaN there, and traps
+    /// on infinities). Magnitudes below Decimal's smallest (1e-128) become 0.
+    init?(converting value: Double) {
+        guard value.isFinite else { return nil }
+        let direct = Decimal(value)
+        if !direct.isNaN {
+            self = direct
+            return
+        }
+        // Decimal(Double) also gives NaN below about 1e-108, where Decimal still has room:
+        // build it from the shortest decimal text instead ("1.5e-120" → 15 × 10^-121).
+        let text = "\(value)"
+        let parts = text.split(separator: "e", maxSplits: 1)
+        guard let significand = Decimal(string: String(parts[0]), locale: nil), !significand.isNaN,
+              let exponent = parts.count > 1 ? Int(parts[1]) : 0 else { return nil }
+        guard exponent < 0 else { return nil }
+        let scaled = Decimal(sign: significand.sign, exponent: exponent, significand: significand.magnitude)
+        self = scaled.isNaN ? 0 : scaled
     }
 }
 

@@ -261,7 +261,11 @@ enum RowFormat {
         case .data: return .data(Data(try variable()))
         case .decimal:
             let text = String(decoding: try variable(), as: UTF8.self)
-            guard let value = Decimal(string: text, locale: nil) else { throw DecodingError(reason: "bad decimal '\(text)'") }
+            guard let value = Decimal(string: text, locale: nil) else {
+                // Decimal's description of NaN, which Decimal(string:) does not read back.
+                if text == "NaN" { return .decimal(.nan) }
+                throw DecodingError(reason: "bad decimal '\(text)'")
+            }
             return .decimal(value)
         case .link: return .link(Array(try variable()))
         case .list:
