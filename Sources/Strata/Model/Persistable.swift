@@ -118,6 +118,8 @@ extension Optional: _PersistedProperty where Wrapped: _PersistableValue {
         if field == .null { return nil }
         if let value = Wrapped._fromField(field, in: state.realm) { return value }
         if case .link = field { return nil }  // the linked object was deleted
+        // A raw value that is no case of the enum (another version of the app wrote it).
+        if let enumType = Wrapped.self as? any PersistableEnum.Type, enumType._canReadRawValue(field) { return nil }
         state.badValue(field, index: index, type: Self.self)
     }
     @inlinable
@@ -127,6 +129,7 @@ extension Optional: _PersistedProperty where Wrapped: _PersistableValue {
     public static func _canRead(_ field: FieldValue) -> Bool {
         if field == .null { return true }
         if case .link = field { return Wrapped._propertyKind == .object }
+        if let enumType = Wrapped.self as? any PersistableEnum.Type { return enumType._canReadRawValue(field) }
         return Wrapped._fromField(field, in: nil) != nil
     }
 }
@@ -272,14 +275,31 @@ extension Decimal: _PersistableValue, _PersistedProperty {
 /// @Persisted var kind: Kind = .free
 /// ```
 ///
-/// Reading a raw value that is not a case (written by another version of the app) traps
-/// with a message naming the type, object and property.
+/// A stored raw value that is no case (another version of the app wrote it, or a case was
+/// removed) never traps: an optional property reads `nil`; a non-optional one reads the
+/// property's declared initial value, or the first case when it has none or that is not a
+/// case either; in a list, such elements are skipped. The stored value is left as it is
+/// until the property is written.
 public protocol PersistableEnum: _PersistableValue, _PersistedProperty, RawRepresentable, CaseIterable
 where RawValue: _PersistableValue {}
 
 extension PersistableEnum {
     public static var _propertyKind: PropertyKind { RawValue._propertyKind }
     public static var _defaultValue: Self { allCases.first! }
+    /// Reads the property of a managed object; a raw value that is no case reads as the
+    /// property's declared initial value (or the first case).
+    public static func _managedGet(_ state: ObjectState, _ index: Int) -> Self {
+        let field = state.field(index)
+        if let value = _fromField(field, in: state.realm) { return value }
+        guard _canReadRawValue(field) else { state.badValue(field, index: index, type: Self.self) }
+        let initial = state.bound.constantInitialFields?[index] ?? BoundType.initialFields(of: state.bound.info.type)[index]
+        return _fromField(initial, in: nil) ?? _defaultValue
+    }
+    /// Whether the property can read `field`: any value of the raw type, a case or not.
+    public static func _canRead(_ field: FieldValue) -> Bool { _canReadRawValue(field) }
+    /// Whether `field` holds a value of the raw type (a case or not).
+    @usableFromInline
+    static func _canReadRawValue(_ field: FieldValue) -> Bool { RawValue._fromField(field, in: nil) != nil }
     @inlinable
     public static func _fromField(_ field: FieldValue, in realm: Realm?) -> Self? {
         RawValue._fromField(field, in: realm).flatMap(Self.init(rawValue:))
