@@ -264,7 +264,7 @@ public enum Serializer {
         var compiledMappings: [ObjectIdentifier: ObjectMapping] = [:]
         let compiled = try mapping.compiled(&compiledMappings)
         let engine = MappingEngine(realm: object.realm, options: MappingOptions())
-        var visiting = Set<ObjectIdentifier>()
+        var visiting = Set<MappingEngine.Visit>()
         let json = try engine.encode(object, mapping: compiled, visiting: &visiting, includeNulls: includeNulls)
         return compiled.objectRoot.map { MappingEngine.setting(json, at: $0[...], in: .object([:])) } ?? json
     }
@@ -276,7 +276,7 @@ public enum Serializer {
         var array: [JSONValue] = []
         for object in collection {
             let engine = MappingEngine(realm: object.realm, options: MappingOptions())
-            var visiting = Set<ObjectIdentifier>()
+            var visiting = Set<MappingEngine.Visit>()
             array.append(try engine.encode(object, mapping: compiled, visiting: &visiting, includeNulls: includeNulls))
         }
         return compiled.listRoot.map { MappingEngine.setting(.array(array), at: $0[...], in: .object([:])) } ?? .array(array)

@@ -564,11 +564,29 @@ struct MappingEngine {
 
     // MARK: Objects into JSON
 
-    /// The JSON of `object` under `mapping`.
-    func encode(_ object: Object, mapping: ObjectMapping, visiting: inout Set<ObjectIdentifier>, includeNulls: Bool = true) throws -> JSONValue {
+    /// An object on the path from the root being encoded. A managed object is its row
+    /// (reading a link gives a new instance each time, so instances cannot find a cycle);
+    /// an unmanaged one is its instance.
+    enum Visit: Hashable {
+        case row(table: UInt32, key: [UInt8])
+        case instance(ObjectIdentifier)
+
+        init(_ object: Object) {
+            if let state = object._state {
+                self = .row(table: state.bound.table, key: state.key)
+            } else {
+                self = .instance(ObjectIdentifier(object))
+            }
+        }
+    }
+
+    /// The JSON of `object` under `mapping`. `visiting` holds the objects being encoded
+    /// further up: a link back to one of them (a cycle) is written as that object's primary
+    /// key, or null when its type has none, instead of recursing forever.
+    func encode(_ object: Object, mapping: ObjectMapping, visiting: inout Set<Visit>, includeNulls: Bool = true) throws -> JSONValue {
         var json = JSONValue.object([:])
         let schema = mapping.info.schema
-        let identity = ObjectIdentifier(object)
+        let identity = Visit(object)
         visiting.insert(identity)
         defer { visiting.remove(identity) }
         for rule in (mapping.encodeRules.isEmpty ? mapping.rules : mapping.encodeRules) where rule.encoded {
@@ -587,9 +605,9 @@ struct MappingEngine {
             case .relationship(let child, _, _):
                 let linked = object[property.name]
                 if let target = linked as? Object {
-                    value = visiting.contains(ObjectIdentifier(target)) ? .null : try encode(target, mapping: child, visiting: &visiting, includeNulls: includeNulls)
+                    value = try encodeLink(target, mapping: child, visiting: &visiting, includeNulls: includeNulls)
                 } else if let targets = linked as? [Object] {
-                    value = .array(try targets.map { try encode($0, mapping: child, visiting: &visiting, includeNulls: includeNulls) })
+                    value = .array(try targets.map { try encodeLink($0, mapping: child, visiting: &visiting, includeNulls: includeNulls) })
                 } else {
                     value = .null
                 }
@@ -602,6 +620,17 @@ struct MappingEngine {
             json = Self.setting(value, at: keyPath[...], in: json)
         }
         return json
+    }
+
+    /// The JSON of a linked object: the whole object, or its primary key (null without one)
+    /// when it is already being encoded further up.
+    private func encodeLink(_ target: Object, mapping: ObjectMapping, visiting: inout Set<Visit>, includeNulls: Bool) throws -> JSONValue {
+        guard visiting.contains(Visit(target)) else {
+            return try encode(target, mapping: mapping, visiting: &visiting, includeNulls: includeNulls)
+        }
+        let schema = mapping.info.schema
+        guard let index = schema.properties.firstIndex(where: \.isPrimaryKey) else { return .null }
+        return try jsonValue(Self.field(of: target, index: index), property: schema.properties[index])
     }
 
     static func field(of object: Object, index: Int) -> FieldValue {

@@ -199,7 +199,7 @@ public final class RealmCoder {
     public func encodeValue(_ object: Object, useEnvelope: Bool = false) throws -> JSONValue {
         let mapping = mapping(for: type(of: object))
         let engine = MappingEngine(realm: realm, options: options)
-        var visiting = Set<ObjectIdentifier>()
+        var visiting = Set<MappingEngine.Visit>()
         let json = try engine.encode(object, mapping: mapping, visiting: &visiting)
         if useEnvelope, let envelope = mapping.objectRoot { return .object([envelope[0]: json]) }
         return json
@@ -211,7 +211,7 @@ public final class RealmCoder {
         let engine = MappingEngine(realm: realm, options: options)
         var array: [JSONValue] = []
         for object in objects {
-            var visiting = Set<ObjectIdentifier>()
+            var visiting = Set<MappingEngine.Visit>()
             array.append(try engine.encode(object, mapping: mapping, visiting: &visiting))
         }
         if useEnvelope, let envelope = mapping.listRoot { return try JSONValue.object([envelope[0]: .array(array)]).data() }

@@ -216,7 +216,7 @@ extension Object {
         let mapping = Self.realmJSONMapping(type(of: self), outbound: jsonOutboundMappingForInstance(), realm: realm, visited: &visited)
         mapping.rules = mapping.encodeRules
         let engine = MappingEngine(realm: realm, options: MappingOptions())
-        var visiting = Set<ObjectIdentifier>()
+        var visiting = Set<MappingEngine.Visit>()
         let json = (try? engine.encode(self, mapping: mapping, visiting: &visiting)) ?? .object([:])
         return json.anyValue as? [String: Any] ?? [:]
     }
