@@ -32,13 +32,13 @@ extension Realm {
         } else {
             let initial = initialFields(bound)
             let primaryKey = primaryKeyIndex >= 0 ? PrimaryKeyValue(keyBytes: key)?.field : nil
-            let row = RowFormat.encode(count: count) { index, out in
+            let row = try RowFormat.checked(RowFormat.encode(count: count) { index, out in
                 if index == primaryKeyIndex, let primaryKey {
                     RowFormat.append(primaryKey, to: &out)
                 } else {
                     RowFormat.append((index < assignments.count ? assignments[index] : nil) ?? initial[index], to: &out)
                 }
-            }
+            }, count: count, of: "the \(bound.className) row")
             write.rows[rowKey] = PendingRow(row: row, originalRow: nil, atomicMark: write.atomicID)
         }
         write.noteChange(bound: bound, key: key)

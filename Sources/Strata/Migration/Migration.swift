@@ -304,7 +304,7 @@ public final class Migration {
                     if case .list(let items) = value { return .list(items.map(relink).filter { $0 != .null }) }
                     return relink(value)
                 }
-                try transaction.put(table: StoreLayout.objectTable(schema.tableNumber), key: key, value: RowFormat.encode(fields))
+                try transaction.put(table: StoreLayout.objectTable(schema.tableNumber), key: key, value: RowFormat.encodeChecked(fields, of: "a migrated \(schema.className) row"))
                 for (index, property) in schema.properties.enumerated() where property.isIndexed {
                     deltas[index, default: SecondaryIndex.Delta()].add(key, value: fields[index])
                 }

@@ -34,6 +34,31 @@ enum RowFormat {
 
     /// The row holding `fields`, built in one buffer: the offset table is reserved first and
     /// filled in as the fields are appended.
+    // Offsets and lengths are 32 bits, so a row's data is under 4 GiB. The plain encoders
+    // never trap on a larger row: they saturate what does not fit, giving a row that cannot
+    // be decoded but is also far beyond the engine's value limit (256 MiB), so the commit's
+    // `put` refuses it with an error and it never reaches the disk. The checked encoders
+    // throw instead, naming the row.
+
+    /// `count` (an offset or length within a row) as 32 bits, or an error naming `what`.
+    static func checkedLength(_ count: Int, of what: @autoclosure () -> String) throws -> UInt32 {
+        guard let length = UInt32(exactly: count) else {
+            throw RealmError.invalidValue("\(what()) needs \(count) bytes; a row's offsets and lengths are 32 bits (at most \(UInt32.max))")
+        }
+        return length
+    }
+
+    /// `row` (of `count` fields), checked to fit its 32-bit offsets.
+    static func checked(_ row: [UInt8], count: Int, of what: @autoclosure () -> String) throws -> [UInt8] {
+        _ = try checkedLength(row.count - (4 + 4 * count), of: what())
+        return row
+    }
+
+    /// The row holding `fields`; throws when it does not fit 32-bit offsets.
+    static func encodeChecked(_ fields: [FieldValue], of what: @autoclosure () -> String = "the row") throws -> [UInt8] {
+        try checked(encode(fields), count: fields.count, of: what())
+    }
+
     static func encode(_ fields: [FieldValue]) -> [UInt8] {
         encode(count: fields.count) { index, row in append(fields[index], to: &row) }
     }
@@ -50,7 +75,7 @@ enum RowFormat {
         row.append(contentsOf: repeatElement(0, count: 4 * count))
         for index in 0 ..< count {
             appendField(index, &row)
-            let end = UInt32(row.count - base).littleEndian
+            let end = UInt32(clamping: row.count - base).littleEndian
             withUnsafeBytes(of: end) { bytes in
                 for byte in 0 ..< 4 { row[4 + 4 * index + byte] = bytes[byte] }
             }
@@ -71,7 +96,7 @@ enum RowFormat {
             for index in 0 ..< oldCount where end(index - 1) >= end(index) || oldBase + end(index) > raw.count {
                 throw DecodingError(reason: "field \(index) out of bounds")
             }
-            return encode(count: count, sizeHint: raw.count) { index, out in
+            let spliced = encode(count: count, sizeHint: raw.count) { index, out in
                 if let replacement = replacements(index) {
                     append(replacement, to: &out)
                 } else if index < oldCount {
@@ -80,6 +105,7 @@ enum RowFormat {
                     out.append(Tag.null.rawValue)
                 }
             }
+            return try checked(spliced, count: count, of: "the row")
         }
     }
 
@@ -120,9 +146,9 @@ enum RowFormat {
             out.append(Tag.list.rawValue)
             let lengthAt = out.count
             appendLE(UInt32(0), to: &out)
-            appendLE(UInt32(elements.count), to: &out)
+            appendLE(UInt32(clamping: elements.count), to: &out)
             for element in elements { append(element, to: &out) }
-            let length = UInt32(out.count - lengthAt - 4)
+            let length = UInt32(clamping: out.count - lengthAt - 4)
             withUnsafeBytes(of: length.littleEndian) { raw in
                 for i in 0 ..< 4 { out[lengthAt + i] = raw[i] }
             }
@@ -130,7 +156,7 @@ enum RowFormat {
     }
 
     private static func appendBytes(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
-        appendLE(UInt32(bytes.count), to: &out)
+        appendLE(UInt32(clamping: bytes.count), to: &out)
         out.append(contentsOf: bytes)
     }
 
