@@ -281,9 +281,16 @@ enum RowFormat {
             withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[at ..< at + 16])) }
             return .uuid(UUID(uuid: bytes))
         case .string:
-            // Rows hold only strings Swift wrote (valid UTF-8) and pass the engine's checksum;
-            // decoding (which repairs rather than fails) is the fast, non-generic path.
-            return .string(String(decoding: try variable(), as: UTF8.self))
+            // Invalid UTF-8 is damage (FORMAT.md), never silently repaired. String(decoding:)
+            // is the fast path; it replaces each invalid sequence with U+FFFD, so its bytes
+            // equal the input exactly when the input was valid.
+            let bytes = try variable()
+            var string = String(decoding: bytes, as: UTF8.self)
+            let valid = string.withUTF8 { utf8 in
+                utf8.count == bytes.count && (bytes.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+            }
+            guard valid else { throw DecodingError(reason: "a string at byte \(cursor - bytes.count) is not valid UTF-8") }
+            return .string(string)
         case .data: return .data(Data(try variable()))
         case .decimal:
             let text = String(decoding: try variable(), as: UTF8.self)
