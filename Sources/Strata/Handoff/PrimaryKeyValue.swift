@@ -145,10 +145,12 @@ enum IndexValueKey {
         case .int(let v): return PrimaryKeyValue.int(v).keyBytes
         case .string(let s): return PrimaryKeyValue.string(s).keyBytes
         case .uuid(let u): return PrimaryKeyValue.uuid(u).keyBytes
-        // -0.0 == 0.0, so both index under the bits of 0.0.
+        // -0.0 == 0.0 (and two dates that differ only so are equal), so both index under the bits of 0.0.
         case .double(let d): out = [0x64]; withUnsafeBytes(of: (d == 0 ? 0.0 : d).bitPattern.bigEndian) { out.append(contentsOf: $0) }
         case .float(let f): out = [0x66]; withUnsafeBytes(of: Double(f == 0 ? 0 : f).bitPattern.bigEndian) { out.append(contentsOf: $0) }
-        case .date(let d): out = [0x74]; withUnsafeBytes(of: d.timeIntervalSinceReferenceDate.bitPattern.bigEndian) { out.append(contentsOf: $0) }
+        case .date(let d):
+            let seconds = d.timeIntervalSinceReferenceDate
+            out = [0x74]; withUnsafeBytes(of: (seconds == 0 ? 0.0 : seconds).bitPattern.bigEndian) { out.append(contentsOf: $0) }
         case .decimal(let d): out = [0x6E]; out.append(contentsOf: d.description.utf8)
         case .data(let d): out = [0x78]; out.append(contentsOf: d)
         case .link(let k): out = [0x6C]; out.append(contentsOf: k)
