@@ -7,6 +7,13 @@ import Foundation
 struct JSONReader {
     /// Arrays and objects nested deeper than this are refused (no stack overflow on hostile input).
     static let maxDepth = 512
+    /// Containers up to this depth are read by recursion, deeper ones with an explicit
+    /// stack: a few dozen frames at most, safe on small thread stacks even in debug builds.
+    static let recursionDepth = 32
+    /// Number literals longer than this many bytes are refused before `strtod` sees them.
+    /// Every double's exact decimal expansion (at most 767 significant digits, plus the
+    /// zeros of a subnormal) fits, so no literal a writer produces is refused.
+    static let maxNumberLength = 4096
 
     private let bytes: UnsafeRawBufferPointer
     private var position = 0
@@ -16,17 +23,30 @@ struct JSONReader {
     /// is built once, at its exact size, when it closes (no growth, no rehashing).
     private var elementStack: [JSONValue] = []
     private var memberStack: [(key: String, value: JSONValue)] = []
+    /// The arrays and objects open around the value being read, innermost last.
+    private var containers: [Container] = []
+
+    /// An open array or object around the innermost one: its elements or members start at
+    /// `base` of their stack; `key` names the member whose value is being read.
+    private struct Container {
+        var isObject: Bool
+        var base: Int
+        var key: String
+    }
     /// Object keys too long to be stored inline in a String, by a hash of their bytes:
     /// a payload repeats its keys, so each distinct long key is allocated once. Made on the
     /// first long key (small documents, such as a raw JSON column, never need it).
     private var longKeys: [String?] = []
+    /// ``recursionDepth``, or less in tests (0: every container through the explicit stack).
+    private let recursionLimit: Int
 
-    private init(_ bytes: UnsafeRawBufferPointer) {
+    private init(_ bytes: UnsafeRawBufferPointer, recursionLimit: Int = JSONReader.recursionDepth) {
         self.bytes = bytes
+        self.recursionLimit = recursionLimit
     }
 
-    static func parse(_ bytes: UnsafeRawBufferPointer) throws -> JSONValue {
-        var reader = JSONReader(bytes)
+    static func parse(_ bytes: UnsafeRawBufferPointer, recursionLimit: Int = recursionDepth) throws -> JSONValue {
+        var reader = JSONReader(bytes, recursionLimit: recursionLimit)
         reader.skipWhitespace()
         let value = try reader.parseValue(depth: 0)
         reader.skipWhitespace()
@@ -131,10 +151,13 @@ struct JSONReader {
         return bytes[position]
     }
 
+    /// The value at `position`, inside `depth` open containers. The first levels recurse
+    /// (the fastest code for ordinary documents); deeper ones go to ``parseDeep(depth:)``,
+    /// which keeps its own stack, so no document needs more than a few dozen frames.
     private mutating func parseValue(depth: Int) throws -> JSONValue {
         switch try peek() {
-        case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
-        case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
+        case UInt8(ascii: "{"): return depth < recursionLimit ? try parseObject(depth: depth + 1) : try parseDeep(depth: depth)
+        case UInt8(ascii: "["): return depth < recursionLimit ? try parseArray(depth: depth + 1) : try parseDeep(depth: depth)
         case UInt8(ascii: "\""): return .string(try parseString())
         case UInt8(ascii: "t"): try expect("true"); return .bool(true)
         case UInt8(ascii: "f"): try expect("false"); return .bool(false)
@@ -210,6 +233,109 @@ struct JSONReader {
             guard next == UInt8(ascii: ",") else { throw JSONError.unexpectedCharacter(next, offset: position - 1) }
             skipWhitespace()
         }
+    }
+
+    /// The array or object at `position`, inside `depth` open containers, and everything in
+    /// it. Nesting is followed with an explicit stack (`containers`), not recursion, so a
+    /// document 512 levels deep needs little more machine stack than a flat one.
+    private mutating func parseDeep(depth: Int) throws -> JSONValue {
+        let first = try peek()
+        guard first == UInt8(ascii: "[") || first == UInt8(ascii: "{") else { return try parseScalar(first) }
+        let bottom = containers.count
+        var depth = depth
+        // The innermost open container, kept in locals; those around it are in `containers`.
+        var isOpen = false, isObject = false, base = 0, key = ""
+        var value: JSONValue
+        while true {
+            // 1. A value starts at `position`: a scalar, or a container that is opened (its
+            //    first element is then read by the next turn of this loop).
+            let byte = try peek()
+            if byte == UInt8(ascii: "[") || byte == UInt8(ascii: "{") {
+                guard depth < Self.maxDepth else { throw JSONError.tooDeep(limit: Self.maxDepth, offset: position) }
+                let opensObject = byte == UInt8(ascii: "{")
+                position += 1
+                skipWhitespace()
+                if try peek() == (opensObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                    position += 1
+                    value = opensObject ? .object([:]) : .array([])
+                } else {
+                    if isOpen { containers.append(Container(isObject: isObject, base: base, key: key)) }
+                    isOpen = true
+                    isObject = opensObject
+                    depth += 1
+                    if opensObject {
+                        base = memberStack.count
+                        key = try parseMemberKey()
+                    } else {
+                        base = elementStack.count
+                    }
+                    continue
+                }
+            } else {
+                value = try parseScalar(byte)
+            }
+            // 2. Hand the value to the innermost open container; close each container that
+            //    ends, which completes a value for the one around it.
+            while true {
+                guard isOpen else { return value }
+                if isObject { memberStack.append((key, value)) } else { elementStack.append(value) }
+                skipWhitespace()
+                let next = try peek()
+                position += 1
+                if next == UInt8(ascii: ",") {
+                    skipWhitespace()
+                    if isObject { key = try parseMemberKey() }
+                    break
+                }
+                if isObject {
+                    guard next == UInt8(ascii: "}") else { throw JSONError.unexpectedCharacter(next, offset: position - 1) }
+                    // Duplicate keys: the last one wins, as in JSONSerialization.
+                    var members = [String: JSONValue](minimumCapacity: memberStack.count - base)
+                    for (key, member) in memberStack[base...] { members[key] = member }
+                    memberStack.removeSubrange(base...)
+                    value = .object(members)
+                } else {
+                    guard next == UInt8(ascii: "]") else { throw JSONError.unexpectedCharacter(next, offset: position - 1) }
+                    let elements = Array(elementStack[base...])
+                    elementStack.removeSubrange(base...)
+                    value = .array(elements)
+                }
+                depth -= 1
+                if containers.count > bottom {
+                    let outer = containers.removeLast()
+                    isObject = outer.isObject
+                    base = outer.base
+                    key = outer.key
+                } else {
+                    isOpen = false
+                }
+            }
+        }
+    }
+
+    /// A value that is not an array or an object, starting with `byte`.
+    private mutating func parseScalar(_ byte: UInt8) throws -> JSONValue {
+        switch byte {
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expect("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0") ... UInt8(ascii: "9"): return try parseNumber()
+        default: throw JSONError.unexpectedCharacter(byte, offset: position)
+        }
+    }
+
+    /// Reads an object member's key and the colon after it.
+    private mutating func parseMemberKey() throws -> String {
+        let byte = try peek()
+        guard byte == UInt8(ascii: "\"") else { throw JSONError.unexpectedCharacter(byte, offset: position) }
+        let key = try parseKey()
+        skipWhitespace()
+        let colon = try peek()
+        guard colon == UInt8(ascii: ":") else { throw JSONError.unexpectedCharacter(colon, offset: position) }
+        position += 1
+        skipWhitespace()
+        return key
     }
 
     /// An object key: a string, shared with earlier occurrences when it is long.
@@ -436,8 +562,10 @@ struct JSONReader {
                 return .int(Int64(magnitude))
             }
         }
-        // strtod on a NUL-terminated copy: correctly rounded.
+        // strtod on a NUL-terminated copy: correctly rounded. An absurdly long literal is
+        // refused rather than copied and converted.
         let length = position - start
+        guard length <= Self.maxNumberLength else { throw JSONError.invalidNumber(offset: start) }
         let value: Double = withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer in
             for index in 0 ..< length { buffer[index] = CChar(bitPattern: bytes[start + index]) }
             buffer[length] = 0

@@ -21,7 +21,20 @@ struct JSONWriter {
         bytes.append(contentsOf: repeatElement(0x20, count: depth * 2))
     }
 
+    /// The elements or members of an array or object being written.
+    private enum Items {
+        case elements([JSONValue])
+        case members([String: JSONValue], keys: [String])
+    }
+
+    /// Writes `value`, whose container (if any) is `depth` levels in. The first levels
+    /// recurse; deeper ones go to ``writeDeep(_:depth:)``, which keeps its own stack, so no
+    /// document needs more than a few dozen frames.
     mutating func write(_ value: JSONValue, depth: Int) throws {
+        if depth >= JSONReader.recursionDepth {
+            try writeDeep(value, depth: depth)
+            return
+        }
         switch value {
         case .null: append("null")
         case .bool(let b): append(b ? "true" : "false")
@@ -53,6 +66,76 @@ struct JSONWriter {
             }
             if !members.isEmpty { newline(depth) }
             bytes.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Writes `value` as ``write(_:depth:)`` does, following nesting with an explicit stack
+    /// rather than recursion, so deep documents need no deep machine stack.
+    mutating func writeDeep(_ value: JSONValue, depth: Int) throws {
+        var open: [(items: Items, next: Int)] = []
+        var current = value
+        while true {
+            // Write `current`: a scalar or an empty container at once; otherwise open it.
+            switch current {
+            case .array(let elements) where !elements.isEmpty:
+                bytes.append(UInt8(ascii: "["))
+                open.append((.elements(elements), 0))
+            case .object(let members) where !members.isEmpty:
+                bytes.append(UInt8(ascii: "{"))
+                open.append((.members(members, keys: members.keys.sorted()), 0))
+            default:
+                try writeScalar(current)
+            }
+            // Move to the next value of the innermost open container, closing those that end.
+            var found = false
+            while !found, let top = open.last {
+                let inner = depth + open.count
+                let next = top.next
+                switch top.items {
+                case .elements(let elements):
+                    if next < elements.count {
+                        if next > 0 { bytes.append(UInt8(ascii: ",")) }
+                        newline(inner)
+                        current = elements[next]
+                        found = true
+                    } else {
+                        newline(inner - 1)
+                        bytes.append(UInt8(ascii: "]"))
+                    }
+                case .members(let members, let keys):
+                    if next < keys.count {
+                        if next > 0 { bytes.append(UInt8(ascii: ",")) }
+                        newline(inner)
+                        writeString(keys[next])
+                        bytes.append(UInt8(ascii: ":"))
+                        if pretty { bytes.append(0x20) }
+                        current = members[keys[next]]!
+                        found = true
+                    } else {
+                        newline(inner - 1)
+                        bytes.append(UInt8(ascii: "}"))
+                    }
+                }
+                if found { open[open.count - 1].next += 1 } else { open.removeLast() }
+            }
+            if !found { return }
+        }
+    }
+
+    /// A value that opens no container (empty arrays and objects included).
+    private mutating func writeScalar(_ value: JSONValue) throws {
+        switch value {
+        case .null: append("null")
+        case .bool(let b): append(b ? "true" : "false")
+        case .int(let i): append(String(i))
+        case .double(let d):
+            guard d.isFinite else { throw JSONError.unsupportedValue("the non-finite number \(d)") }
+            // Swift's description is the shortest text that reads back to the same bits,
+            // and always valid JSON ("1.0", "1e+16", "5e-324").
+            append("\(d)")
+        case .string(let s): writeString(s)
+        case .array: append("[]")
+        case .object: append("{}")
         }
     }
 
