@@ -15,14 +15,52 @@ struct KeyDirectory: Sendable {
     var tables: [UInt32: HashIndex] = [:]
     /// The sequence number of the newest commit this directory reflects.
     var sequence: UInt64 = 0
-    /// Sealed segments by id (ids are small and dense, so an array beats hashing on every read).
-    private(set) var sealed: [SegmentView?] = []
+    /// Sealed segments by id, as an array from `sealedBase` (live ids are mostly a narrow
+    /// window of recent numbers, so an array beats hashing on every read). The window starts
+    /// at the oldest sealed id, not at 0, and may not grow much wider than the number of
+    /// sealed segments: an id that would stretch it (an old segment beside ones near 2^32, or
+    /// a hostile directory) goes to `outliers` instead, so no id costs an array that long.
+    private var sealed: [SegmentView?] = []
+    private var sealedBase: UInt32 = 0
+    private var outliers: [UInt32: SegmentView] = [:]
+    private var sealedCount = 0
     var active: SegmentView?
 
     mutating func setSealed(_ view: SegmentView) {
-        let index = Int(view.id)
+        let id = view.id
+        if let index = windowIndex(id) {
+            if sealed[index] == nil { sealedCount += 1 }
+            sealed[index] = view
+            return
+        }
+        if outliers.updateValue(view, forKey: id) == nil { sealedCount += 1 } else { return }
+        // Widen the window to take it, if that keeps the window proportionate.
+        let low = sealed.isEmpty ? Int(id) : min(Int(sealedBase), Int(id))
+        let high = sealed.isEmpty ? Int(id) : max(Int(sealedBase) + sealed.count - 1, Int(id))
+        guard high - low + 1 <= max(1024, 4 * sealedCount) else { return }
+        outliers[id] = nil
+        if sealed.isEmpty {
+            sealedBase = id
+        } else if id < sealedBase {
+            sealed.insert(contentsOf: repeatElement(nil, count: Int(sealedBase - id)), at: 0)
+            sealedBase = id
+        }
+        let index = Int(id - sealedBase)
         if sealed.count <= index { sealed.append(contentsOf: repeatElement(nil, count: index + 1 - sealed.count)) }
         sealed[index] = view
+        // Outliers the wider window now covers move into it (an id lives in one place).
+        for (other, otherView) in outliers {
+            guard let otherIndex = windowIndex(other) else { continue }
+            sealed[otherIndex] = otherView
+            outliers[other] = nil
+        }
+    }
+
+    @inline(__always)
+    private func windowIndex(_ id: UInt32) -> Int? {
+        guard id >= sealedBase else { return nil }
+        let index = Int(id - sealedBase)
+        return index < sealed.count ? index : nil
     }
 
     @inline(__always)
@@ -31,15 +69,29 @@ struct KeyDirectory: Sendable {
     }
 
     mutating func removeSealed(_ id: UInt32) {
-        let index = Int(id)
-        if index < sealed.count { sealed[index] = nil }
+        if outliers.removeValue(forKey: id) != nil {
+            sealedCount -= 1
+            return
+        }
+        guard let index = windowIndex(id), sealed[index] != nil else { return }
+        sealed[index] = nil
+        sealedCount -= 1
+        // Narrow the window to the sealed segments that remain.
+        while let last = sealed.last, last == nil { sealed.removeLast() }
+        if let first = sealed.firstIndex(where: { $0 != nil }), first > 0 {
+            sealed.removeFirst(first)
+            sealedBase += UInt32(first)
+        }
     }
+
+    /// Slots of the sealed-segment window (for tests: bounded by the live ids' spread).
+    var sealedSlots: Int { sealed.count }
 
     @inline(__always)
     func segment(_ id: UInt32) -> SegmentView? {
         if let active, active.id == id { return active }
-        let index = Int(id)
-        return index < sealed.count ? sealed[index] : nil
+        if let index = windowIndex(id) { return sealed[index] }
+        return outliers.isEmpty ? nil : outliers[id]
     }
 
     /// Sets `key` to `location`; returns the location it replaces.
@@ -118,14 +170,16 @@ struct KeyDirectory: Sendable {
     }
 }
 
-/// The file name of segment `id`.
-func segmentName(_ id: UInt32) -> String {
-    let digits = String(id)
-    return String(repeating: "0", count: max(0, 8 - digits.count)) + digits + ".seg"
-}
+/// The file name of segment `id`: its decimal number, zero-padded to 8 digits (numbers
+/// from 100,000,000 take their 9 or 10 digits, unpadded). `Store.parseSegmentNumber`
+/// reads exactly these names back, for every UInt32.
+func segmentName(_ id: UInt32) -> String { fileNumberText(id) + ".seg" }
 
-/// The file name of the hint file of segment `id`.
-func hintName(_ id: UInt32) -> String {
+/// The file name of the hint file of segment `id` (the digits as in ``segmentName(_:)``).
+func hintName(_ id: UInt32) -> String { fileNumberText(id) + ".hint" }
+
+/// `id` in decimal, zero-padded to at least 8 digits.
+func fileNumberText(_ id: UInt32) -> String {
     let digits = String(id)
-    return String(repeating: "0", count: max(0, 8 - digits.count)) + digits + ".hint"
+    return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
 }

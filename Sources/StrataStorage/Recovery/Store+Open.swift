@@ -38,11 +38,19 @@ extension Store {
         return (wanted + (1 << 20) - 1) & ~((1 << 20) - 1)
     }
 
-    static func parseSegmentName(_ name: String) -> UInt32? {
-        guard name.count == 12, name.hasSuffix(".seg") else { return nil }
-        let digits = name.prefix(8)
-        guard digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-        return UInt32(digits)
+    /// The number of a segment file name (`00000007.seg`, `100000000.seg`), or nil.
+    static func parseSegmentName(_ name: String) -> UInt32? { parseSegmentNumber(name, suffix: ".seg") }
+
+    /// The file number of `name` as ``segmentName(_:)`` and ``hintName(_:)`` write it: 8 to
+    /// 10 ASCII digits then `suffix`, a UInt32, in exactly the padding those functions use.
+    static func parseSegmentNumber(_ name: String, suffix: String) -> UInt32? {
+        let utf8 = name.utf8
+        guard name.hasSuffix(suffix), (8 ... 10).contains(utf8.count - suffix.utf8.count) else { return nil }
+        let digits = utf8.prefix(utf8.count - suffix.utf8.count)
+        guard digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+              let number = UInt32(String(decoding: digits, as: UTF8.self)),
+              fileNumberText(number).utf8.elementsEqual(digits) else { return nil }
+        return number
     }
 
     static func recover(path: String, options: StoreOptions) throws -> Recovered {
@@ -83,6 +91,11 @@ extension Store {
             if marker != nil { try removeMarker(path: path, fileSystem: fs) }
             return Recovered(directory: directory, space: space, activeFile: file, activeID: 1,
                              activeSize: SegmentHeader.size, activeRegion: region, nextFileNumber: 2)
+        }
+        if writable, newestNumber == .max {
+            // Every later segment file (a roll, a compaction output) needs a higher number.
+            throw StoreError.invalidArgument(
+                "segment \(segmentName(newestNumber)) has the last file number, \(UInt32.max): a writable open could create no further segment file; open the store read-only and copy its data to a new store")
         }
 
         // Read every header, then order by replay position.
@@ -207,7 +220,7 @@ extension Store {
         directory.sequence = lastSequence
         keepFile = writable
         return Recovered(directory: directory, space: space, activeFile: writable ? file : nil, activeID: id,
-                         activeSize: validLength, activeRegion: region, nextFileNumber: newestNumber + 1)
+                         activeSize: validLength, activeRegion: region, nextFileNumber: newestNumber == .max ? .max : newestNumber + 1)
     }
 
     /// Loads a sealed log segment or a compacted segment into the index, from its hint file
