@@ -64,7 +64,18 @@ struct PosixFileSystem: FileSystem {
     }
 
     func lock(_ path: String, shared: Bool) throws -> any FileLock {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        // A shared lock (a read-only open) needs no write access: flock works on a descriptor
+        // opened read-only, so read-only media and other users' stores can be read. Only
+        // when LOCK is missing is it created; if that is not allowed either (EACCES, EROFS,
+        // EPERM), no writer can be using this directory through LOCK, so there is nothing
+        // to exclude and the lock is a no-op.
+        var fd = shared ? open(path, O_RDONLY | O_CLOEXEC) : -1
+        if fd < 0 && (!shared || errno == ENOENT) {
+            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            if fd < 0 && shared && (errno == EACCES || errno == EROFS || errno == EPERM) {
+                return PosixLock(fd: -1)
+            }
+        }
         guard fd >= 0 else { throw StoreError.fromErrno(errno, op: "open lock file", path: path) }
         if flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
             let code = errno
@@ -83,13 +94,15 @@ func parentDirectory(of path: String) -> String {
 }
 
 final class PosixLock: FileLock, @unchecked Sendable {
-    private let fd: Int32
+    /// The open LOCK file (-1: a read-only open where LOCK could be neither opened nor
+    /// created, so there was nothing to lock).
+    let fd: Int32
     private let released = Atomic01()
 
     init(fd: Int32) { self.fd = fd }
 
     func unlock() {
-        if released.setOnce() {
+        if released.setOnce(), fd >= 0 {
             flock(fd, LOCK_UN)
             Glibc.close(fd)
         }

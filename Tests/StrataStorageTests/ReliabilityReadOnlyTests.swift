@@ -1,0 +1,77 @@
+// Issue 13, finding 12: a read-only open must not need write access to LOCK (read-only
+// media, bundled stores, another user's store). It opens LOCK read-only and takes a shared
+// flock; a missing LOCK that cannot be created means no writer can be coordinating there.
+
+import Foundation
+import XCTest
+@testable import StrataStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class ReliabilityReadOnlyTests: XCTestCase {
+    /// The file-system layer, checkable as root (where permissions are not enforced): a
+    /// shared lock holds its LOCK open read-only; an exclusive one read-write.
+    func testSharedLockOpensLockFileReadOnly() throws {
+        let dir = TemporaryDirectory()
+        let fs = PosixFileSystem()
+        let path = dir.path + "/LOCK"
+        let exclusive = try XCTUnwrap(try fs.lock(path, shared: false) as? PosixLock)
+        XCTAssertEqual(fcntl(exclusive.fd, F_GETFL) & O_ACCMODE, O_RDWR)
+        XCTAssertThrowsError(try fs.lock(path, shared: true)) { XCTAssertEqual($0 as? StoreError, .locked(path)) }
+        exclusive.unlock()
+        let shared = try XCTUnwrap(try fs.lock(path, shared: true) as? PosixLock)
+        XCTAssertEqual(fcntl(shared.fd, F_GETFL) & O_ACCMODE, O_RDONLY)
+        // Shared locks coexist; a writer is kept out while one is held.
+        let second = try fs.lock(path, shared: true)
+        XCTAssertThrowsError(try fs.lock(path, shared: false)) { XCTAssertEqual($0 as? StoreError, .locked(path)) }
+        shared.unlock()
+        second.unlock()
+        try fs.lock(path, shared: false).unlock()
+    }
+
+    /// A LOCK that can be neither opened nor created for a reason other than permissions
+    /// (here ENOTDIR: its "directory" is a regular file) is still an error naming the path.
+    func testSharedLockReportsErrorsOtherThanPermissions() throws {
+        let dir = TemporaryDirectory()
+        let fs = PosixFileSystem()
+        let file = dir.path + "/plain"
+        _ = FileManager.default.createFile(atPath: file, contents: Data())
+        XCTAssertThrowsError(try fs.lock(file + "/LOCK", shared: true)) { error in
+            guard case .io(_, _, let code) = error as? StoreError else { return XCTFail("\(error)") }
+            XCTAssertEqual(code, ENOTDIR)
+        }
+    }
+
+    /// End to end: a store directory 0555 with files 0444 opens read-only and reads. As root
+    /// the check runs with the effective user dropped to `nobody` for its duration.
+    func testReadOnlyOpenOfAnUnwritableStore() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let store = try Store(directory: dir.url)
+            try store.write { try $0.put(table: 1, key: bytes("k"), value: bytes("v")) }
+            try store.close()
+        }
+        let fm = FileManager.default
+        for name in try fm.contentsOfDirectory(atPath: dir.path) {
+            XCTAssertEqual(chmod(dir.path + "/" + name, 0o444), 0)
+        }
+        XCTAssertEqual(chmod(dir.path, 0o555), 0)
+        defer { _ = chmod(dir.path, 0o755) }
+        let wasRoot = geteuid() == 0
+        if wasRoot {
+            // Keeps the saved user id 0, so the effective id can be restored.
+            guard seteuid(65534) == 0 else { throw XCTSkip("cannot drop the effective user id (errno \(errno))") }
+        }
+        defer { if wasRoot { _ = seteuid(0) } }
+        // Permissions are enforced now: opening LOCK for writing is refused.
+        let probe = open(dir.path + "/LOCK", O_RDWR)
+        XCTAssertLessThan(probe, 0)
+        if probe >= 0 { close(probe) }
+        var options = StoreOptions()
+        options.readOnly = true
+        let store = try Store(directory: dir.url, options: options)
+        XCTAssertEqual(try store.get(table: 1, key: bytes("k")), bytes("v"))
+        try store.close()
+    }
+}
