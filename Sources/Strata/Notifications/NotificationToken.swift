@@ -48,6 +48,9 @@ final class ObserverRegistry {
 
     func add(_ observer: any RealmObserver) { observers.append(observer) }
 
+    /// Whether no observer is registered (an advance then needs no change set).
+    var isEmpty: Bool { observers.isEmpty }
+
     func removeAll() { observers.removeAll() }
 
     /// Runs `body` with the observers of `tokens` kept silent.

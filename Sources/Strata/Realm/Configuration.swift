@@ -10,7 +10,12 @@ extension Realm {
     /// to do when the stored schema is older.
     public struct Configuration: Sendable {
         /// The store directory (created if missing). Ignored when ``inMemoryIdentifier`` is set.
-        public var directory: URL?
+        public var directory: URL? {
+            didSet { directoryIdentity = Self.identity(of: directory) }
+        }
+        /// The standardized path of `directory`, worked out once: standardizing a URL costs
+        /// more than the rest of opening a realm on an open store.
+        private var directoryIdentity: String?
         /// The model classes this realm manages (links must point to listed classes).
         public var objectTypes: [Object.Type] {
             get { objectTypeBox.types }
@@ -37,6 +42,7 @@ extension Realm {
         public init(directory: URL? = nil, objectTypes: [Object.Type] = [], schemaVersion: UInt64 = 0,
                     migrationBlock: MigrationBlock? = nil, inMemoryIdentifier: String? = nil) {
             self.directory = directory
+            directoryIdentity = Self.identity(of: directory)
             self.objectTypes = objectTypes
             self.schemaVersion = schemaVersion
             self.migrationBlock = migrationBlock
@@ -46,7 +52,11 @@ extension Realm {
         /// The key that identifies the store: in-memory name or standardized directory path.
         var storeIdentity: String? {
             if let name = inMemoryIdentifier { return "memory:" + name }
-            return directory.map { "file:" + $0.standardizedFileURL.path }
+            return directoryIdentity
+        }
+
+        private static func identity(of directory: URL?) -> String? {
+            directory.map { "file:" + $0.standardizedFileURL.path }
         }
     }
 }

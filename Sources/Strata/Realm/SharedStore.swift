@@ -18,6 +18,10 @@ final class SharedStore: @unchecked Sendable {
     /// The stored schema, including types no open configuration lists.
     private let schemaState: Locked<Schema>
     private let listeners = Locked<[ObjectIdentifier: WeakListener]>([:])
+    /// Each class bound once: a stored type never changes while the store is open (schema
+    /// changes happen at the first open), so later realms reuse the checked binding.
+    /// Opening a realm per request costs a few microseconds because of this.
+    private let boundCache = Locked<[ObjectIdentifier: BoundType]>([:])
     /// For in-memory realms: the directory to remove when the store closes.
     private let temporaryDirectory: URL?
 
@@ -249,6 +253,16 @@ final class SharedStore: @unchecked Sendable {
     /// Binds the declared types to this store's schema; a second configuration may add
     /// classes, but not change existing ones.
     private func bind(_ declared: [ObjectType], configuration: Realm.Configuration) throws -> [BoundType] {
+        let cached = boundCache.withLock { cache in declared.compactMap { cache[ObjectIdentifier($0.type)] } }
+        if cached.count == declared.count { return cached }
+        let bound = try bindChecking(declared)
+        boundCache.withLock { cache in
+            for type in bound { cache[ObjectIdentifier(type.info.type)] = type }
+        }
+        return bound
+    }
+
+    private func bindChecking(_ declared: [ObjectType]) throws -> [BoundType] {
         try schemaState.withLock { schema in
             var current = schema
             let missing = declared.filter { current[$0.schema.className] == nil }
