@@ -27,7 +27,7 @@ struct StrataBench: ParsableCommand {
     var strataOnly = false
     @Option(help: "Directory of the real JSON payloads.")
     var jsonDirectory = "../../shared/data/json"
-    @Option(help: "Which suites to run: all, engine, objects, controller or json.")
+    @Option(help: "Which suites to run: all, engine, objects, controller, json or concurrency.")
     var suite = "all"
     @Option(help: "Profile one object-level phase alone: upsert, make, read, scan or sort.")
     var profileObjects: String?
@@ -74,8 +74,8 @@ struct StrataBench: ParsableCommand {
             try store.close()
             return
         }
-        guard ["all", "engine", "objects", "controller", "json"].contains(suite) else {
-            throw ValidationError("--suite takes all, engine, objects, controller or json, got '\(suite)'")
+        guard ["all", "engine", "objects", "controller", "json", "concurrency"].contains(suite) else {
+            throw ValidationError("--suite takes all, engine, objects, controller, json or concurrency, got '\(suite)'")
         }
         print("`make bench` (release build), \(ProcessInfo.processInfo.activeProcessorCount) cores, medians of \(rounds) rounds, files in \(work)\n")
         if suite == "all" || suite == "engine" {
@@ -98,6 +98,11 @@ struct StrataBench: ParsableCommand {
             let imports = try ImportBenchmarks(parents: 10_000, statuses: statuses, directory: work, jsonDirectory: jsonDirectory).run()
             print("\n## JSON import (same run, same payloads)\n")
             print(markdownTable(imports))
+        }
+        if suite == "all" || suite == "concurrency" {
+            let rows = try ConcurrencyBenchmarks(workDirectory: work).run(rounds: max(rounds, 3))
+            print("\n## Concurrency (realm per request, asyncWrite)\n")
+            print(markdownTable(rows))
         }
         if suite == "all" || suite == "controller" {
             let rows = try ControllerBenchmarks(sizes: [10_000, 100_000, 1_000_000], workDirectory: work).run()
