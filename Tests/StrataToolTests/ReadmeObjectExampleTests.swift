@@ -50,3 +50,33 @@ final class ReadmeObjectExampleTests: XCTestCase {
         XCTAssertEqual(changes, [[1], [0], []])
     }
 }
+
+/// The README's "In async code" handler, compiled and run from 32 tasks at once.
+final class ReadmeAsyncExampleTests: XCTestCase {
+    func testTheReadmeAsyncHandlerRunsConcurrently() async throws {
+        let directory = NSTemporaryDirectory() + "readme-async-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var settings = Realm.Configuration(directory: URL(fileURLWithPath: directory))
+        settings.objectTypes = [ReadmeRestaurant.self]
+        let config = settings
+
+        // --- from README.md (the model is renamed here) ---
+        func handle(_ id: Int, _ body: Data) async throws -> Frozen<ReadmeRestaurant>? {
+            let realm = try Realm(configuration: config)           // ~2 µs on an open store: one per request
+            try await realm.asyncWrite {                           // returns once durable
+                _ = try RealmCoder(realm: realm).decode(ReadmeRestaurant.self, from: body)
+            }
+            try await Task.sleep(for: .milliseconds(1))            // resumes anywhere: still fine
+            return realm.object(ofType: ReadmeRestaurant.self, forPrimaryKey: id)?.frozen()   // Sendable
+        }
+        // --- end ---
+
+        let names = try await withThrowingTaskGroup(of: String?.self) { group in
+            for id in 0..<32 {
+                group.addTask { try await handle(id, Data(#"{"id": \#(id), "name": "R\#(id)"}"#.utf8))?.name }
+            }
+            return try await group.reduce(into: Set<String>()) { if let name = $1 { $0.insert(name) } }
+        }
+        XCTAssertEqual(names, Set((0..<32).map { "R\($0)" }))
+    }
+}
