@@ -58,8 +58,21 @@ public struct StoreOptions: Sendable {
     /// `Realm.Configuration.shouldCompactOnLaunch` maps onto. Default nil (never).
     public var shouldCompactOnOpen: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)?
 
-    /// The file layer under the engine; tests inject faults here.
-    var fileSystem: any FileSystem = PosixFileSystem()
+    /// The permission bits of every file the store creates (default `0o600`: only the owner
+    /// reads and writes). Directories it creates get the same bits with execute added
+    /// wherever read is set (`0o600` → `0o700`, `0o640` → `0o750`). The process umask still
+    /// applies; existing files and directories keep their modes. Must give the owner read
+    /// and write, and use only permission bits (at most `0o777`).
+    public var fileMode: UInt16 = 0o600
+
+    /// A file layer that replaces the POSIX one (tests inject faults here).
+    var customFileSystem: (any FileSystem)?
+
+    /// The file layer under the engine: POSIX with ``fileMode``, unless a test set its own.
+    var fileSystem: any FileSystem {
+        get { customFileSystem ?? PosixFileSystem(fileMode: .init(fileMode)) }
+        set { customFileSystem = newValue }
+    }
 
     /// Every option at its default.
     public init() {}
@@ -81,6 +94,9 @@ public struct StoreOptions: Sendable {
         }
         guard compressionThreshold >= 0 else {
             throw StoreError.invalidArgument("compressionThreshold must not be negative, got \(compressionThreshold)")
+        }
+        guard fileMode & 0o600 == 0o600, fileMode <= 0o777 else {
+            throw StoreError.invalidArgument("fileMode must give the owner read and write (0o600) and use only permission bits (at most 0o777), got 0o\(String(fileMode, radix: 8))")
         }
     }
 }

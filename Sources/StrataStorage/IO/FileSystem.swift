@@ -32,11 +32,14 @@ protocol FileLock: AnyObject, Sendable {
 
 /// The directory-level operations the engine needs.
 protocol FileSystem: Sendable {
+    /// Creates `path` and any missing parents, with the store's directory mode.
     func createDirectory(_ path: String) throws
     /// Names (not paths) of the entries of `path`.
     func listDirectory(_ path: String) throws -> [String]
     func fileExists(_ path: String) -> Bool
-    /// Opens `path` for reading and (unless `readOnly`) writing, creating it if `create`.
+    /// Opens `path` for reading and (unless `readOnly`) writing. With `create`, the file is
+    /// always a new, empty one with the store's file mode: anything already at `path` (a
+    /// stale temporary or a planted symlink) is removed, never followed or truncated.
     func openFile(_ path: String, create: Bool, readOnly: Bool) throws -> any StorageFile
     func remove(_ path: String) throws
     func rename(_ from: String, to: String) throws

@@ -8,6 +8,13 @@ import Darwin
 #endif
 
 struct PosixFileSystem: FileSystem {
+    /// The permission bits of the files this layer creates (``StoreOptions/fileMode``).
+    var fileMode: mode_t = 0o600
+
+    /// The mode of the directories it creates: ``fileMode`` with execute added wherever read
+    /// is set (0o600 → 0o700, 0o640 → 0o750).
+    var directoryMode: mode_t { fileMode | ((fileMode & 0o444) >> 2) }
+
     func createDirectory(_ path: String) throws {
         var components: [String] = []
         var current = path
@@ -16,7 +23,7 @@ struct PosixFileSystem: FileSystem {
             current = parentDirectory(of: current)
         }
         for dir in components.reversed() {
-            if mkdir(dir, 0o755) != 0 && errno != EEXIST {
+            if mkdir(dir, directoryMode) != 0 && errno != EEXIST {
                 throw StoreError.fromErrno(errno, op: "mkdir", path: dir)
             }
         }
@@ -41,9 +48,15 @@ struct PosixFileSystem: FileSystem {
 
     func openFile(_ path: String, create: Bool, readOnly: Bool) throws -> any StorageFile {
         var flags = readOnly ? O_RDONLY : O_RDWR
-        if create { flags |= O_CREAT }
+        if create {
+            // Always a new file of our own: whatever is at `path` (a stale temporary, or a
+            // symlink planted there) is removed, never followed, opened or truncated; and if
+            // something reappears before the open, O_EXCL | O_NOFOLLOW make the open fail.
+            if unlink(path) != 0 && errno != ENOENT { throw StoreError.fromErrno(errno, op: "unlink", path: path) }
+            flags |= O_CREAT | O_EXCL | O_NOFOLLOW
+        }
         flags |= O_CLOEXEC
-        let fd = open(path, flags, 0o644)
+        let fd = open(path, flags, fileMode)
         guard fd >= 0 else { throw StoreError.fromErrno(errno, op: "open", path: path) }
         return PosixFile(fd: fd, path: path)
     }
@@ -71,7 +84,7 @@ struct PosixFileSystem: FileSystem {
         // to exclude and the lock is a no-op.
         var fd = shared ? open(path, O_RDONLY | O_CLOEXEC) : -1
         if fd < 0 && (!shared || errno == ENOENT) {
-            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, fileMode)
             if fd < 0 && shared && (errno == EACCES || errno == EROFS || errno == EPERM) {
                 return PosixLock(fd: -1)
             }
