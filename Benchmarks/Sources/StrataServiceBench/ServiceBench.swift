@@ -120,16 +120,24 @@ struct ServiceBench: AsyncParsableCommand {
                              summary.errors, summary.checked, summary.lost, summary.events))
             }
         }
-        let strata = summaries.filter { $0.backend == StrataCache.name }
-        let grdb = summaries.filter { $0.backend == GRDBCache.name }
-        if !strata.isEmpty, !grdb.isEmpty {
-            print("\n| connections | Strata req/s | GRDB req/s | Strata/GRDB throughput | Strata p50 / p99 ms | GRDB p50 / p99 ms | p99 GRDB/Strata | lost writes Strata, GRDB |")
+        // Strata against each other back end; the throughput ratio is the median of each
+        // round's ratio (the two ran a few seconds apart, on the same machine state).
+        for other in backendsToRun where other.name != StrataCache.name && order.contains("strata") {
+            print("\n| connections | Strata req/s | \(other.name) req/s | Strata/\(other.name) throughput (range) | Strata p50 / p99 ms | \(other.name) p50 / p99 ms | p99 \(other.name)/Strata | lost writes Strata, \(other.name) |")
             print("|---|---|---|---|---|---|---|---|")
-            for s in strata {
-                guard let g = grdb.first(where: { $0.connections == s.connections }) else { continue }
-                print(String(format: "| %d | %.0f | %.0f | %.2f× | %.2f / %.2f | %.2f / %.2f | %.2f× | %d, %d |", s.connections,
-                             s.perSecond, g.perSecond, s.perSecond / max(g.perSecond, 1), s.p50, s.p99, g.p50, g.p99,
-                             g.p99 / max(s.p99, 1e-9), s.lost, g.lost))
+            for count in counts {
+                guard let s = summaries.first(where: { $0.backend == StrataCache.name && $0.connections == count }),
+                      let o = summaries.first(where: { $0.backend == other.name && $0.connections == count }) else { continue }
+                var ratios: [Double] = []
+                for round in 1 ... roundCount {
+                    if let a = rows.first(where: { $0.backend == StrataCache.name && $0.connections == count && $0.round == round }),
+                       let b = rows.first(where: { $0.backend == other.name && $0.connections == count && $0.round == round }) {
+                        ratios.append(a.load.perSecond / max(b.load.perSecond, 1))
+                    }
+                }
+                print(String(format: "| %d | %.0f | %.0f | %.2f× (%.2f–%.2f) | %.2f / %.2f | %.2f / %.2f | %.2f× | %d, %d |", count,
+                             s.perSecond, o.perSecond, median(ratios), ratios.min() ?? 0, ratios.max() ?? 0,
+                             s.p50, s.p99, o.p50, o.p99, o.p99 / max(s.p99, 1e-9), s.lost, o.lost))
             }
         }
         if rows.contains(where: { $0.lost > 0 || $0.partialViolations > 0 }) { throw ExitCode(1) }
@@ -184,7 +192,7 @@ struct ServiceBench: AsyncParsableCommand {
             let original = Dataset.user(id)
             if user.city != original.city || user.name != original.name || user.email != original.email { partial += 1 }
         }
-        let row = Row(backend: backend.name, connections: count, load: load, checked: ids.count, lost: lost,
+        let row = Row(backend: backend.name, connections: count, round: round, load: load, checked: ids.count, lost: lost,
                       partialViolations: partial, events: events)
         print(String(format: "round %d, %@, %d connection%@: %d requests (%d reads, %d writes) in %.2f s = %.0f req/s, p50 %.2f ms, p99 %.2f ms, errors: %d%@",
                      round, backend.name, count, count == 1 ? "" : "s", load.requests, load.reads, load.writes, load.seconds,
@@ -250,6 +258,7 @@ struct ServiceBench: AsyncParsableCommand {
 struct Row {
     var backend: String
     var connections: Int
+    var round: Int
     var load: LoadResult
     var checked: Int
     var lost: Int
@@ -278,11 +287,6 @@ struct Summary {
     var events: Int
 
     init(_ runs: [Row]) {
-        func median(_ values: [Double]) -> Double {
-            let sorted = values.sorted()
-            guard !sorted.isEmpty else { return 0 }
-            return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-        }
         backend = runs.first?.backend ?? ""
         connections = runs.first?.connections ?? 0
         let rates = runs.map(\.load.perSecond)
@@ -296,4 +300,10 @@ struct Summary {
         lost = runs.reduce(0) { $0 + $1.lost }
         events = runs.reduce(0) { $0 + $1.events }
     }
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return 0 }
+    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
 }
