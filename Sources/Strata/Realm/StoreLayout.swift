@@ -9,6 +9,12 @@
 enum StoreLayout {
     static let metadataTable: UInt32 = 1
     static let schemaKey = Array("schema".utf8)
+    /// The largest table number a stored schema may hold. The layout has room for 2^24 - 1
+    /// numbers (`(n + 1) << 8` must fit 32 bits); capping stored ones far lower leaves the
+    /// numbers later classes take (the highest plus one, each) room to stay in range.
+    static let maxStoredTableNumber: UInt32 = (1 << 20) - 1
+    /// The most properties a type may have: an index table's low byte is `p + 1`, 1 ... 255.
+    static let maxProperties = 254
 
     static func objectTable(_ tableNumber: UInt32) -> UInt32 { (tableNumber + 1) << 8 }
     static func indexTable(_ tableNumber: UInt32, property: Int) -> UInt32 { objectTable(tableNumber) | UInt32(property + 1) }

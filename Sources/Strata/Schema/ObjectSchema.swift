@@ -2,6 +2,18 @@
 // the store as JSON (table 1, key "schema"), so the `strata` tool and migrations can read
 // rows without the app's classes.
 
+/// A schema that breaks a rule of ``Schema/validate()``: the reason names the class,
+/// property or table number.
+public struct SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong, such as `Node has table number 4294967295; at most 1048575`.
+    public let reason: String
+
+    init(_ reason: String) { self.reason = reason }
+
+    /// The reason.
+    public var description: String { reason }
+}
+
 /// The kind of value a property holds, before optionality and lists.
 public enum PropertyKind: String, Codable, Sendable, Hashable {
     case bool, int, int8, int16, int32, int64, double, float, string, data, date, uuid, decimal
@@ -104,6 +116,66 @@ public struct Schema: Codable, Sendable, Hashable {
     public init(objectSchemas: [ObjectSchema], version: UInt64) {
         self.objectSchemas = objectSchemas
         self.version = version
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case objectSchemas, version
+    }
+
+    /// Decodes a schema, as stored in a store, and checks it with ``validate()``: a stored
+    /// schema names tables and rows, so a damaged or hostile one is refused whole.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        objectSchemas = try container.decode([ObjectSchema].self, forKey: .objectSchemas)
+        version = try container.decode(UInt64.self, forKey: .version)
+        try validate()
+    }
+
+    /// What every stored schema must satisfy before its table numbers and property
+    /// positions are used: unique, non-empty class names; unique table numbers up to
+    /// 1,048,575; at most 254 properties with unique, non-empty names; at most one primary
+    /// key, of a kind a key can have; no index on a list or a link; a class name on every
+    /// link and custom column.
+    ///
+    /// - Throws: ``SchemaError`` naming the class, property or number at fault.
+    public func validate() throws {
+        var classes = Set<String>()
+        var tables: [UInt32: String] = [:]
+        for type in objectSchemas {
+            let name = type.className
+            guard !name.isEmpty else { throw SchemaError("a class has an empty name") }
+            guard classes.insert(name).inserted else { throw SchemaError("two classes are named '\(name)'") }
+            guard type.tableNumber <= StoreLayout.maxStoredTableNumber else {
+                throw SchemaError("\(name) has table number \(type.tableNumber); at most \(StoreLayout.maxStoredTableNumber)")
+            }
+            if let other = tables.updateValue(name, forKey: type.tableNumber) {
+                throw SchemaError("\(other) and \(name) share table number \(type.tableNumber)")
+            }
+            guard type.properties.count <= StoreLayout.maxProperties else {
+                throw SchemaError("\(name) has \(type.properties.count) properties; at most \(StoreLayout.maxProperties)")
+            }
+            var names = Set<String>()
+            var keys = 0
+            for property in type.properties {
+                let path = "\(name).\(property.name)"
+                guard !property.name.isEmpty else { throw SchemaError("\(name) has a property with an empty name") }
+                guard names.insert(property.name).inserted else { throw SchemaError("\(name) has two properties named '\(property.name)'") }
+                if property.isPrimaryKey {
+                    keys += 1
+                    guard keys == 1 else { throw SchemaError("\(name) has more than one primary key") }
+                    guard !property.isList, !property.isOptional,
+                          [.int, .int8, .int16, .int32, .int64, .string, .uuid].contains(property.kind) else {
+                        throw SchemaError("\(path) cannot be a primary key: \(property.typeDescription)")
+                    }
+                }
+                if property.isIndexed, property.isList || property.kind == .object {
+                    throw SchemaError("\(path) cannot be indexed: \(property.typeDescription)")
+                }
+                if property.kind == .object || property.kind == .column, (property.objectClassName ?? "").isEmpty {
+                    throw SchemaError("\(path) has no objectClassName (a \(property.kind.rawValue) needs one)")
+                }
+            }
+        }
     }
 
     /// The type called `className`.
