@@ -119,7 +119,8 @@ final class CollectionObserver<Element: Object>: RealmObserver {
     func realmDidAdvance(_ realm: Realm, old: Snapshot, changes: CommitChanges?, silent: Bool) {
         let table = query.bound.table
         let result: (deletions: [Int], insertions: [Int], modifications: [Int])
-        if let changes, !linkedTables.values.contains(where: { changes.tables[$0].map { !$0.isEmpty } ?? false }) {
+        // A LIMIT needs the whole ordered result to know what falls in or out: recompute.
+        if let changes, query.limit == nil, !linkedTables.values.contains(where: { changes.tables[$0].map { !$0.isEmpty } ?? false }) {
             guard let own = changes.tables[table], !own.isEmpty else { return }
             result = incremental(realm, old: old, changes: own)
         } else {
@@ -140,7 +141,7 @@ final class CollectionObserver<Element: Object>: RealmObserver {
         while low < high {
             let mid = (low + high) / 2
             let before: Bool
-            if query.sort.isEmpty {
+            if !query.isSorted {
                 before = keys[mid].lexicographicallyPrecedes(key)
             } else {
                 before = query.precedes(object(realm, keys[mid], pinned: view), keys[mid], target!, key)
@@ -151,7 +152,7 @@ final class CollectionObserver<Element: Object>: RealmObserver {
     }
 
     private func incremental(_ realm: Realm, old: Snapshot, changes: TableChanges) -> ([Int], [Int], [Int]) {
-        let sorted = !query.sort.isEmpty
+        let sorted = query.isSorted
         let old = Realm.SnapshotBox(old)
         func oldIndex(_ key: [UInt8]) -> (Int, Element?)? {
             let oldObject = sorted ? object(realm, key, pinned: old) : nil

@@ -62,7 +62,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     /// The number of matching objects.
     public var count: Int {
-        if query.filters.isEmpty, realm.writeState == nil {
+        if query.filters.isEmpty, query.textFilters.isEmpty, query.limit == nil, realm.writeState == nil {
             realm.verifyThread()
             return realm.snapshot.count(table: query.bound.table)
         }
@@ -103,9 +103,64 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         Results(realm: realm, query: query.adding(filter: predicate))
     }
 
+    /// The objects that also match a string query (Realm Query Language / NSPredicate
+    /// format), with `%@`, `%d`, `%f`, `%K` or `$0…` arguments:
+    ///
+    /// ```swift
+    /// users.filter("rank > %@ AND lastName BEGINSWITH[c] %@", 3, "b")
+    /// users.filter("ANY phones.number == '1111' AND tags.@count > 1 SORT(rank DESC) LIMIT(10)")
+    /// ```
+    ///
+    /// The query is checked against the type at once. A query written in the code that
+    /// cannot be read traps with the ``RealmError/invalidQuery(query:offset:reason:)``
+    /// message, as `NSPredicate` raises; for text that comes from a user, use
+    /// ``filter(query:arguments:)``, which throws. See docs/guide.md for the language.
+    public func filter(_ predicateFormat: String, _ args: Any...) -> Results<Element> {
+        do {
+            return try filter(query: predicateFormat, arguments: args.map { $0 })
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// The objects that also match a string query; see ``filter(_:_:)``.
+    ///
+    /// - Throws: ``RealmError/invalidQuery(query:offset:reason:)`` naming the offset and
+    ///   what was expected (a syntax error, an unknown property, a comparison of unrelated
+    ///   types, a missing argument).
+    public func filter(query text: String, arguments: [Any?] = []) throws -> Results<Element> {
+        try realm.checkThread()
+        let compiled = try CompiledTextQuery.compile(text, arguments: arguments, bound: query.bound, realm: realm)
+        return Results(realm: realm, query: query.adding(text: compiled))
+    }
+
     /// The same objects sorted by `descriptors` (ties keep primary-key order).
     public func sorted(by descriptors: [SortDescriptor<Element>]) -> Results<Element> {
         Results(realm: realm, query: query.replacing(sort: descriptors))
+    }
+
+    /// The same objects sorted by a stored property named by a string (Realm Swift's
+    /// `sorted(byKeyPath:ascending:)`). Traps for a name that is not a sortable property
+    /// of the type (as Realm does); ``sorted(byKeyPaths:)`` throws instead.
+    public func sorted(byKeyPath keyPath: String, ascending: Bool = true) -> Results<Element> {
+        do {
+            return try sorted(byKeyPaths: [(keyPath, ascending)])
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// The same objects sorted by stored properties named by strings, in order.
+    ///
+    /// - Throws: ``RealmError/invalidQuery(query:offset:reason:)`` for a name that is not a
+    ///   sortable property.
+    public func sorted(byKeyPaths keyPaths: [(String, Bool)]) throws -> Results<Element> {
+        var keys: [(index: Int, reverse: Bool)] = []
+        let compiler = TextQueryCompiler(text: keyPaths.map(\.0).joined(separator: ", "), realm: realm, root: query.bound)
+        for (keyPath, ascending) in keyPaths {
+            keys.append((try compiler.sortIndex(keyPath.split(separator: ".").map(String.init), offset: 0), !ascending))
+        }
+        return Results(realm: realm, query: query.replacing(keyPathSort: keys))
     }
 
     /// The same objects sorted by one property.
@@ -151,7 +206,13 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 final class ResultsQuery<Element: Object>: @unchecked Sendable {
     let bound: BoundType
     let filters: [Predicate<Element>]
+    /// String queries (`filter("…")`), compiled for the type.
+    let textFilters: [CompiledTextQuery]
     let sort: [SortDescriptor<Element>]
+    /// A sort by property names (`sorted(byKeyPath:)`, `SORT(…)`); replaces `sort`.
+    let keyPathSort: [(index: Int, reverse: Bool)]
+    /// At most this many objects (`LIMIT(n)`), after sorting.
+    let limit: Int?
     /// An equality on the primary key or an indexed property, if any filter has one.
     let indexTerm: PredicateAnalysis.Term?
     /// All filters as one predicate over stored fields, when they translate.
@@ -159,12 +220,19 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// The sort as stored properties and directions, when it translates.
     let sortKeys: [(index: Int, reverse: Bool)]?
 
-    init(bound: BoundType, filters: [Predicate<Element>], sort: [SortDescriptor<Element>]) {
+    /// Whether the results have an order other than the primary keys'.
+    var isSorted: Bool { !sort.isEmpty || !keyPathSort.isEmpty }
+
+    init(bound: BoundType, filters: [Predicate<Element>], sort: [SortDescriptor<Element>],
+         textFilters: [CompiledTextQuery] = [], keyPathSort: [(index: Int, reverse: Bool)] = [], limit: Int? = nil) {
         self.bound = bound
         self.filters = filters
-        self.sort = sort
-        indexTerm = filters.lazy.flatMap { PredicateAnalysis.equalityTerms($0.expression, type: bound.info) }
-            .first { $0.propertyIndex == bound.primaryKeyIndex || bound.indexedProperties.contains($0.propertyIndex) }
+        self.textFilters = textFilters
+        self.keyPathSort = keyPathSort
+        self.limit = limit
+        self.sort = keyPathSort.isEmpty ? sort : []
+        let terms = filters.lazy.flatMap { PredicateAnalysis.equalityTerms($0.expression, type: bound.info) } + textFilters.flatMap(\.indexTerms)
+        indexTerm = terms.first { $0.propertyIndex == bound.primaryKeyIndex || bound.indexedProperties.contains($0.propertyIndex) }
         let compiled = filters.map { QueryCompiler.compile($0.expression, type: bound.info) }
         if compiled.allSatisfy({ $0 != nil }) {
             let predicates = compiled.map { $0! }
@@ -172,11 +240,24 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         } else {
             fieldPredicate = nil
         }
-        sortKeys = QueryCompiler.sortKeys(sort, type: bound.info)
+        sortKeys = keyPathSort.isEmpty ? QueryCompiler.sortKeys(sort, type: bound.info) : keyPathSort
     }
 
-    func adding(filter: Predicate<Element>) -> ResultsQuery { ResultsQuery(bound: bound, filters: filters + [filter], sort: sort) }
-    func replacing(sort: [SortDescriptor<Element>]) -> ResultsQuery { ResultsQuery(bound: bound, filters: filters, sort: sort) }
+    func adding(filter: Predicate<Element>) -> ResultsQuery {
+        ResultsQuery(bound: bound, filters: filters + [filter], sort: sort, textFilters: textFilters, keyPathSort: keyPathSort, limit: limit)
+    }
+    /// A string query's condition; its SORT replaces the sort, its LIMIT lowers the limit.
+    func adding(text: CompiledTextQuery) -> ResultsQuery {
+        let limit = [self.limit, text.limit].compactMap { $0 }.min()
+        return ResultsQuery(bound: bound, filters: filters, sort: text.sortKeys.isEmpty ? sort : [], textFilters: textFilters + [text],
+                            keyPathSort: text.sortKeys.isEmpty ? keyPathSort : text.sortKeys, limit: limit)
+    }
+    func replacing(sort: [SortDescriptor<Element>]) -> ResultsQuery {
+        ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, limit: limit)
+    }
+    func replacing(keyPathSort: [(index: Int, reverse: Bool)]) -> ResultsQuery {
+        ResultsQuery(bound: bound, filters: filters, sort: [], textFilters: textFilters, keyPathSort: keyPathSort, limit: limit)
+    }
 
     /// The stored fields of a managed object (empty if it is gone).
     private func fields(_ object: Element) -> [FieldValue] {
@@ -189,6 +270,11 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
 
     /// Whether `object` matches every filter (a filter that throws does not match).
     func matches(_ object: Element) -> Bool {
+        if !textFilters.isEmpty {
+            guard let realm = object._state?.realm else { return false }
+            let field = Self.accessor(fields(object))
+            guard textFilters.allSatisfy({ $0.evaluate(realm, field) }) else { return false }
+        }
         if let fieldPredicate {
             return fieldPredicate.evaluate(Self.accessor(fields(object)))
         }
@@ -280,13 +366,13 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
                 objects.append((rowKey.key, realm.makeObject(bound: bound, key: rowKey.key, row: nil) as! Element))
             }
         }
-        if !filters.isEmpty { objects.removeAll { !matches($0.object) } }
+        if !filters.isEmpty || !textFilters.isEmpty { objects.removeAll { !matches($0.object) } }
         if sort.isEmpty {
             objects.sort { $0.key.lexicographicallyPrecedes($1.key) }
         } else {
             objects.sort { precedes($0.object, $0.key, $1.object, $1.key) }
         }
-        return objects.map(\.key)
+        return limited(objects.map(\.key), ordered: ordered)
     }
 
     /// The same, reading stored fields only: no object is built.
@@ -295,6 +381,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         var rows: [(key: [UInt8], values: [FieldValue])] = []
         func consider(_ key: @autoclosure () -> [UInt8], _ field: (Int) -> FieldValue) {
             if let fieldPredicate, !fieldPredicate.evaluate(field) { return }
+            for text in textFilters where !text.evaluate(realm, field) { return }
             rows.append((key(), sortKeys.isEmpty ? [] : sortValues(field, keys: sortKeys)))
         }
         func consider(_ key: @autoclosure () -> [UInt8], row: StoredValue) {
@@ -333,7 +420,14 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         } else {
             rows.sort { precedes($0.values, $0.key, $1.values, $1.key, keys: sortKeys) }
         }
-        return rows.map(\.key)
+        return limited(rows.map(\.key), ordered: ordered)
+    }
+
+    /// The first `limit` keys (all of them without a limit, or when the caller orders them:
+    /// it then applies the limit itself after ordering).
+    private func limited(_ keys: [[UInt8]], ordered: Bool) -> [[UInt8]] {
+        guard let limit, ordered, keys.count > limit else { return keys }
+        return Array(keys.prefix(limit))
     }
 }
 

@@ -33,6 +33,9 @@ public enum RealmError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A write was attempted on a frozen realm or object (frozen values never change;
     /// ``Realm/thaw(_:)`` finds the live object).
     case frozenRealm
+    /// A string query that cannot be read or does not fit the type: the query, the offset
+    /// (in characters) where the problem is, and what was expected there.
+    case invalidQuery(query: String, offset: Int, reason: String)
     /// An error from the storage engine.
     case storage(StoreError)
 
@@ -56,6 +59,7 @@ public enum RealmError: Error, Sendable, Equatable, CustomStringConvertible {
         case .migrationFailed(let reason): return "migration failed: \(reason)"
         case .invalidated: return "The Realm has been invalidated"
         case .frozenRealm: return "Can't perform transactions on a frozen Realm"
+        case .invalidQuery(let query, let offset, let reason): return "invalid query at offset \(offset) of \"\(query)\": \(reason)"
         case .storage(let error): return error.description
         }
     }

@@ -1,0 +1,590 @@
+// String queries, checked and compiled: every key path is resolved against the schema
+// when the query is made (an unknown property or a comparison that cannot mean anything
+// is an error naming its offset), and the result evaluates on stored fields — the root
+// object's, and those of the objects its links reach, read from the realm's snapshot (or
+// the open write's pending rows). Top-level equalities on the primary key or an indexed
+// property become index terms, as for `#Predicate`.
+//
+// Semantics (as NSPredicate and Realm): numbers compare by value across integer and
+// floating-point properties; NaN equals nothing; nil equals only nil and orders against
+// nothing; `!=` is the negation of `==`. A key path through a list (`phones.number`) is
+// compared with ANY unless ALL or NONE says otherwise; `@count`, `@min`, `@max`, `@sum`
+// and `@avg` reduce a list to one value (`@min`/`@max`/`@avg` of an empty list are nil,
+// `@sum` is 0). `[c]` ignores case, `[d]` diacritics; LIKE takes `*` and `?` wildcards.
+
+import Foundation
+
+/// A string query compiled for one object type.
+struct CompiledTextQuery {
+    /// Whether the object whose fields `row` reads matches.
+    let evaluate: (_ realm: Realm, _ field: (Int) -> FieldValue) -> Bool
+    /// Top-level equalities on the primary key or indexed properties.
+    let indexTerms: [PredicateAnalysis.Term]
+    /// SORT(…) as stored properties and directions.
+    let sortKeys: [(index: Int, reverse: Bool)]
+    /// LIMIT(n).
+    let limit: Int?
+    /// The source text, for descriptions.
+    let text: String
+
+    /// Parses and checks `text` for `bound` in `realm`.
+    static func compile(_ text: String, arguments: [Any?], bound: BoundType, realm: Realm) throws -> CompiledTextQuery {
+        let parsed = try TextQueryParser.parse(text, arguments: arguments)
+        var compiler = TextQueryCompiler(text: text, realm: realm, root: bound)
+        let condition = try compiler.compile(parsed.condition)
+        var sortKeys: [(Int, Bool)] = []
+        for (path, ascending, offset) in parsed.sort {
+            sortKeys.append((try compiler.sortIndex(path, offset: offset), !ascending))
+        }
+        return CompiledTextQuery(evaluate: condition, indexTerms: compiler.indexTerms(parsed.condition),
+                                 sortKeys: sortKeys, limit: parsed.limit, text: text)
+    }
+}
+
+/// Checks a parsed query against a schema and builds its evaluation.
+struct TextQueryCompiler {
+    typealias Row = (realm: Realm, field: (Int) -> FieldValue)
+    typealias Evaluation = (_ realm: Realm, _ field: (Int) -> FieldValue) -> Bool
+
+    let text: String
+    let realm: Realm
+    let root: BoundType
+
+    /// An operand: what it reads, and what kind of value that is.
+    struct Operand {
+        /// The values for a row (several when the key path crosses a list).
+        let read: (Realm, (Int) -> FieldValue) -> [FieldValue]
+        /// Whether the operand yields a collection (a list crossed, no aggregate).
+        let isCollection: Bool
+        /// The stored kind (nil: a constant, adapting to the other side).
+        let kind: PropertyKind?
+        /// The property read (for index terms and messages).
+        let property: PropertySchema?
+        let isRootProperty: Bool
+        let description: String
+        /// A constant's value.
+        let constant: Any??
+        /// A list literal or array argument (for IN and BETWEEN).
+        let items: [Operand]?
+    }
+
+    private func error(_ offset: Int, _ reason: String) -> RealmError {
+        TextQueryParser.error(text, offset, reason)
+    }
+
+    // MARK: Conditions
+
+    mutating func compile(_ condition: TextQuery.Condition) throws -> Evaluation {
+        switch condition {
+        case .constant(let value):
+            return { _, _ in value }
+        case .and(let a, let b):
+            let x = try compile(a), y = try compile(b)
+            return { x($0, $1) && y($0, $1) }
+        case .or(let a, let b):
+            let x = try compile(a), y = try compile(b)
+            return { x($0, $1) || y($0, $1) }
+        case .not(let a):
+            let x = try compile(a)
+            return { !x($0, $1) }
+        case .compare(let lhs, let op, let rhs, let options, let quantifier, let offset):
+            return try compare(try operand(lhs), op, try operand(rhs), options: options, quantifier: quantifier, offset: offset)
+        case .between(let lhs, let range, let quantifier, let offset):
+            let value = try operand(lhs), bounds = try operand(range)
+            guard let items = bounds.items, items.count == 2 else {
+                throw error(range.offset, "BETWEEN needs two bounds: {low, high}")
+            }
+            try checkTypes(value, .greaterOrEqual, items[0], options: [], offset: offset)
+            try checkTypes(value, .lessOrEqual, items[1], options: [], offset: offset)
+            if quantifier != nil && !value.isCollection {
+                throw error(offset, "ANY, ALL and NONE need a key path through a list; \(value.description) is a single value")
+            }
+            let lowRead = items[0].read, highRead = items[1].read
+            return quantified(value, quantifier ?? .any) { realm, field in
+                let low = lowRead(realm, field).first, high = highRead(realm, field).first
+                return { element in
+                    guard let low, let high else { return false }
+                    return Self.test(element, .greaterOrEqual, low, []) && Self.test(element, .lessOrEqual, high, [])
+                }
+            }
+        case .within(let lhs, let list, let quantifier, let offset):
+            let value = try operand(lhs), container = try operand(list)
+            if let items = container.items {
+                var tests: [Evaluation] = []
+                for item in items {
+                    tests.append(try compare(value, .equal, item, options: [], quantifier: quantifier, offset: offset))
+                }
+                return { realm, field in tests.contains { $0(realm, field) } }
+            }
+            // `value IN collection-key-path`: the value is one of the collection's.
+            guard container.isCollection else { throw error(list.offset, "IN needs a list: {a, b}, an array argument or a list property") }
+            return try compare(container, .equal, value, options: [], quantifier: .any, offset: offset)
+        }
+    }
+
+    /// The evaluation of `lhs op rhs`.
+    private func compare(_ lhs: Operand, _ op: TextQuery.Operator, _ rhs: Operand, options: TextQuery.StringOptions,
+                         quantifier: TextQuery.Quantifier?, offset: Int) throws -> Evaluation {
+        if lhs.isCollection && rhs.isCollection {
+            throw error(offset, "cannot compare two lists (\(lhs.description), \(rhs.description)); use ANY with one list")
+        }
+        if quantifier != nil && !lhs.isCollection {
+            throw error(offset, "ANY, ALL and NONE need a key path through a list; \(lhs.description) is a single value")
+        }
+        try checkTypes(lhs, op, rhs, options: options, offset: offset)
+        if let items = rhs.items, op == .equal || op == .notEqual {
+            // `x == {a, b}` reads as IN.
+            var tests: [Evaluation] = []
+            for item in items { tests.append(try compare(lhs, .equal, item, options: options, quantifier: quantifier, offset: offset)) }
+            return op == .equal ? { realm, field in tests.contains { $0(realm, field) } } : { realm, field in !tests.contains { $0(realm, field) } }
+        }
+        if lhs.isCollection || rhs.isCollection {
+            // `ANY tags == 'a'`, or `'a' == ANY tags` (the comparison flipped).
+            let (collection, other, op) = lhs.isCollection ? (lhs, rhs.read, op) : (rhs, lhs.read, Self.flip(op))
+            return quantified(collection, quantifier ?? .any) { realm, field in
+                let y = other(realm, field).first
+                return { element in y.map { Self.test(element, op, $0, options) } ?? false }
+            }
+        }
+        let a = lhs.read, b = rhs.read
+        return { realm, field in
+            guard let x = a(realm, field).first, let y = b(realm, field).first else { return false }
+            return Self.test(x, op, y, options)
+        }
+    }
+
+    /// Applies a quantifier to a collection operand's elements; `test` is made once per
+    /// row (reading the other side once), then called per element.
+    private func quantified(_ collection: Operand, _ quantifier: TextQuery.Quantifier,
+                            _ makeTest: @escaping (Realm, (Int) -> FieldValue) -> (FieldValue) -> Bool) -> Evaluation {
+        let read = collection.read
+        return { realm, field in
+            let elements = read(realm, field)
+            let test = makeTest(realm, field)
+            switch quantifier {
+            case .any: return elements.contains(where: test)
+            case .all: return elements.allSatisfy(test)
+            case .none: return !elements.contains(where: test)
+            }
+        }
+    }
+
+    private static func flip(_ op: TextQuery.Operator) -> TextQuery.Operator {
+        switch op {
+        case .less: return .greater
+        case .lessOrEqual: return .greaterOrEqual
+        case .greater: return .less
+        case .greaterOrEqual: return .lessOrEqual
+        default: return op
+        }
+    }
+
+    // MARK: Values
+
+    /// `a op b` on two values.
+    static func test(_ a: FieldValue, _ op: TextQuery.Operator, _ b: FieldValue, _ options: TextQuery.StringOptions) -> Bool {
+        switch op {
+        case .equal: return equal(a, b, options)
+        case .notEqual: return !equal(a, b, options)
+        case .less: return order(a, b, options) == .orderedAscending
+        case .lessOrEqual: return order(a, b, options).map { $0 != .orderedDescending } ?? false
+        case .greater: return order(a, b, options) == .orderedDescending
+        case .greaterOrEqual: return order(a, b, options).map { $0 != .orderedAscending } ?? false
+        case .beginsWith, .endsWith, .contains, .like:
+            guard case .string(let x) = a, case .string(let y) = b else { return false }
+            if y.isEmpty { return op != .like || x.isEmpty }
+            if op == .like { return like(Array(fold(x, options)), Array(fold(y, options))) }
+            guard !options.isEmpty else {
+                switch op {
+                case .beginsWith: return x.hasPrefix(y)
+                case .endsWith: return x.hasSuffix(y)
+                default: return x.contains(y)
+                }
+            }
+            // As NSPredicate: Foundation's search with the comparison options.
+            var search = compareOptions(options)
+            if op == .beginsWith { search.insert(.anchored) }
+            if op == .endsWith { search.formUnion([.anchored, .backwards]) }
+            return x.range(of: y, options: search) != nil
+        }
+    }
+
+    private static func compareOptions(_ options: TextQuery.StringOptions) -> String.CompareOptions {
+        var result: String.CompareOptions = []
+        if options.contains(.caseInsensitive) { result.insert(.caseInsensitive) }
+        if options.contains(.diacriticInsensitive) { result.insert(.diacriticInsensitive) }
+        return result
+    }
+
+    private static func fold(_ s: String, _ options: TextQuery.StringOptions) -> String {
+        options.isEmpty ? s : s.folding(options: compareOptions(options), locale: nil)
+    }
+
+    private static func number(_ v: FieldValue) -> Double? {
+        switch v {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        case .float(let f): return Double(f)
+        case .decimal(let d): return NSDecimalNumber(decimal: d).doubleValue
+        default: return nil
+        }
+    }
+
+    static func equal(_ a: FieldValue, _ b: FieldValue, _ options: TextQuery.StringOptions = []) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.null, _), (_, .null): return false
+        case let (.int(x), .int(y)): return x == y
+        case let (.decimal(x), .decimal(y)): return x == y
+        case let (.string(x), .string(y)): return options.isEmpty ? x == y : x.compare(y, options: compareOptions(options)) == .orderedSame
+        case let (.bool(x), .bool(y)): return x == y
+        case let (.date(x), .date(y)): return x == y
+        case let (.uuid(x), .uuid(y)): return x == y
+        case let (.data(x), .data(y)): return x == y
+        case let (.link(x), .link(y)): return x == y
+        default:
+            guard let x = number(a), let y = number(b) else { return false }
+            return x == y
+        }
+    }
+
+    static func order(_ a: FieldValue, _ b: FieldValue, _ options: TextQuery.StringOptions = []) -> ComparisonResult? {
+        func result<T: Comparable>(_ x: T, _ y: T) -> ComparisonResult? {
+            x < y ? .orderedAscending : (y < x ? .orderedDescending : (x == y ? .orderedSame : nil))
+        }
+        switch (a, b) {
+        case let (.int(x), .int(y)): return result(x, y)
+        case let (.decimal(x), .decimal(y)): return result(x, y)
+        case let (.string(x), .string(y)): return options.isEmpty ? result(x, y) : x.compare(y, options: compareOptions(options))
+        case let (.date(x), .date(y)): return result(x, y)
+        default:
+            guard let x = number(a), let y = number(b) else { return nil }
+            return result(x, y)
+        }
+    }
+
+    /// `*` any run of characters, `?` one character.
+    private static func like(_ s: [Character], _ pattern: [Character]) -> Bool {
+        var si = 0, pi = 0, star = -1, mark = 0
+        while si < s.count {
+            if pi < pattern.count, pattern[pi] == "?" || (pattern[pi] != "*" && pattern[pi] == s[si]) {
+                si += 1; pi += 1
+            } else if pi < pattern.count, pattern[pi] == "*" {
+                star = pi; mark = si; pi += 1
+            } else if star >= 0 {
+                pi = star + 1; mark += 1; si = mark
+            } else {
+                return false
+            }
+        }
+        while pi < pattern.count, pattern[pi] == "*" { pi += 1 }
+        return pi == pattern.count
+    }
+
+    // MARK: Operands
+
+    private func operand(_ operand: TextQuery.Operand) throws -> Operand {
+        switch operand {
+        case .value(let value, let offset):
+            let field = try constantField(value, offset: offset)
+            if let items = field.items {
+                return Operand(read: { _, _ in [] }, isCollection: false, kind: nil, property: nil, isRootProperty: false,
+                               description: "an array", constant: .some(value), items: items)
+            }
+            let constant = field.value
+            return Operand(read: { _, _ in [constant] }, isCollection: false, kind: nil, property: nil, isRootProperty: false,
+                           description: "\(value.map { "\($0)" } ?? "nil")", constant: .some(value), items: nil)
+        case .list(let items, _):
+            let compiled = try items.map { try self.operand($0) }
+            return Operand(read: { _, _ in [] }, isCollection: false, kind: nil, property: nil, isRootProperty: false,
+                           description: "a list", constant: nil, items: compiled)
+        case .keyPath(let path):
+            return try keyPath(path)
+        }
+    }
+
+    /// A constant as a stored field (arrays as list items, for IN).
+    private func constantField(_ value: Any?, offset: Int) throws -> (value: FieldValue, items: [Operand]?) {
+        guard let value = FieldValue.unwrap(value) else { return (.null, nil) }
+        switch value {
+        case let v as Bool: return (.bool(v), nil)
+        case let v as String: return (.string(v), nil)
+        case let v as Double: return (.double(v), nil)
+        case let v as Float: return (.float(v), nil)
+        case let v as Date: return (.date(v), nil)
+        case let v as UUID: return (.uuid(v), nil)
+        case let v as Data: return (.data(v), nil)
+        case let v as Decimal: return (.decimal(v), nil)
+        case let v as Object:
+            guard let state = v._state else { throw error(offset, "an unmanaged \(type(of: v).className) cannot be compared: add it to the realm first") }
+            return (.link(state.key), nil)
+        case let v as FieldValue: return (v, nil)
+        case let v as any RawRepresentable:
+            return try constantField(v.rawValue, offset: offset)
+        default:
+            if let int = TextQueryParser.integer(value) { return (.int(int), nil) }
+            if let array = value as? [Any] {
+                let items = try array.map { item -> Operand in
+                    let field = try constantField(item, offset: offset).value
+                    return Operand(read: { _, _ in [field] }, isCollection: false, kind: nil, property: nil, isRootProperty: false,
+                                   description: "\(item)", constant: .some(item), items: nil)
+                }
+                return (.null, items)
+            }
+            throw error(offset, "an argument of type \(type(of: value)) cannot be used in a query")
+        }
+    }
+
+    /// Resolves a key path from the root type.
+    private func keyPath(_ path: TextQuery.KeyPath) throws -> Operand {
+        var bound = root
+        // Steps: each reads rows of the next type from rows of this one.
+        typealias Reader = (Realm, (Int) -> FieldValue) -> [RowRef]
+        var rows: Reader = { _, _ in [.root] }
+        var crossedList = false
+        var isRoot = true
+        for (position, name) in path.components.enumerated() {
+            guard let index = bound.schema.index(of: name) else {
+                throw error(path.offset, "\(bound.className) has no property '\(name)'" + (position > 0 ? " (in '\(path.text)')" : ""))
+            }
+            let property = bound.schema.properties[index]
+            let isLast = position == path.components.count - 1
+            if property.kind == .column {
+                throw error(path.offset, "\(bound.className).\(name) is a custom column type and cannot be queried")
+            }
+            if isLast && path.aggregated.isEmpty {
+                let previous = rows
+                let listRead = property.isList
+                let read: (Realm, (Int) -> FieldValue) -> [FieldValue] = { realm, field in
+                    var values: [FieldValue] = []
+                    for row in previous(realm, field) {
+                        let value = row.read(index, field)
+                        if listRead, case .list(let items) = value { values.append(contentsOf: items) } else { values.append(value) }
+                    }
+                    return values
+                }
+                if let aggregate = path.aggregate {
+                    guard property.isList else { throw error(path.offset, "@\(aggregate.rawValue) needs a list; \(bound.className).\(name) is not one") }
+                    guard !crossedList else { throw error(path.offset, "@\(aggregate.rawValue) of a list reached through another list is not supported") }
+                    if aggregate != .count, property.kind == .object {
+                        throw error(path.offset, "@\(aggregate.rawValue) of a list of objects needs a property: \(path.text).name")
+                    }
+                    try checkAggregate(aggregate, property, path)
+                    return Operand(read: Self.aggregateRead(aggregate, read), isCollection: false,
+                                   kind: aggregate == .count ? .int : (aggregate == .avg ? .double : property.kind), property: nil,
+                                   isRootProperty: false, description: path.text, constant: nil, items: nil)
+                }
+                return Operand(read: read, isCollection: crossedList || property.isList, kind: property.kind, property: property,
+                               isRootProperty: isRoot && !property.isList, description: path.text, constant: nil, items: nil)
+            }
+            // Follow a link (or a list of links) to the next type.
+            guard property.kind == .object, let targetName = property.objectClassName, let target = realm.boundType(named: targetName) else {
+                if isLast, let aggregate = path.aggregate {
+                    throw error(path.offset, "@\(aggregate.rawValue) needs a list; \(bound.className).\(name) is not one")
+                }
+                throw error(path.offset, "\(bound.className).\(name) is not a link, so '\(path.text)' cannot go on past it")
+            }
+            let previous = rows
+            let isList = property.isList
+            let table = target.table
+            rows = { realm, field in
+                var next: [RowRef] = []
+                for row in previous(realm, field) {
+                    let value = row.read(index, field)
+                    var keys: [[UInt8]] = []
+                    if case .link(let key) = value { keys = [key] } else if isList, case .list(let items) = value {
+                        keys = items.compactMap { if case .link(let key) = $0 { return key } else { return nil } }
+                    }
+                    for key in keys {
+                        if let reader = Self.rowReader(realm, table: table, key: key) { next.append(.linked(reader)) }
+                    }
+                }
+                return next
+            }
+            if isList { crossedList = true }
+            isRoot = false
+            bound = target
+            if isLast, let aggregate = path.aggregate {
+                // `phones.@count`, or `phones.@max.number`.
+                guard isList else { throw error(path.offset, "@\(aggregate.rawValue) needs a list; \(path.components.joined(separator: ".")) is a single link") }
+                let reached = rows
+                if aggregate == .count {
+                    guard path.aggregated.isEmpty else { throw error(path.offset, "@count takes no property after it") }
+                    return Operand(read: { realm, field in [.int(Int64(reached(realm, field).count))] }, isCollection: false, kind: .int,
+                                   property: nil, isRootProperty: false, description: path.text, constant: nil, items: nil)
+                }
+                guard let name = path.aggregated.first, let inner = target.schema.index(of: name) else {
+                    throw error(path.offset, "@\(aggregate.rawValue) of a list of \(target.className) needs one of its properties after it")
+                }
+                let innerProperty = target.schema.properties[inner]
+                try checkAggregate(aggregate, innerProperty, path)
+                let values: (Realm, (Int) -> FieldValue) -> [FieldValue] = { realm, field in reached(realm, field).map { $0.read(inner, field) } }
+                return Operand(read: Self.aggregateRead(aggregate, values), isCollection: false,
+                               kind: aggregate == .avg ? .double : innerProperty.kind, property: nil, isRootProperty: false,
+                               description: path.text, constant: nil, items: nil)
+            }
+            if isLast {
+                // A link compared as a whole: `car == nil`, `car == %@`.
+                let reached = previousLinks(previous, index: index, isList: isList)
+                return Operand(read: reached, isCollection: crossedList, kind: .object, property: property, isRootProperty: false,
+                               description: path.text, constant: nil, items: nil)
+            }
+        }
+        throw error(path.offset, "'\(path.text)' does not name a property")
+    }
+
+    /// The link values themselves (for comparisons of a link with nil or an object).
+    private func previousLinks(_ rows: @escaping (Realm, (Int) -> FieldValue) -> [RowRef], index: Int, isList: Bool)
+        -> (Realm, (Int) -> FieldValue) -> [FieldValue] {
+        { realm, field in
+            var values: [FieldValue] = []
+            for row in rows(realm, field) {
+                let value = row.read(index, field)
+                if isList, case .list(let items) = value { values.append(contentsOf: items) } else { values.append(value) }
+            }
+            return values
+        }
+    }
+
+    private func checkAggregate(_ aggregate: TextQuery.Aggregate, _ property: PropertySchema, _ path: TextQuery.KeyPath) throws {
+        guard aggregate != .count else { return }
+        let numeric: Set<PropertyKind> = [.int, .int8, .int16, .int32, .int64, .double, .float, .decimal]
+        if aggregate == .sum || aggregate == .avg {
+            guard numeric.contains(property.kind) else { throw error(path.offset, "@\(aggregate.rawValue) needs numbers; \(property.name) holds \(property.kind.rawValue)") }
+        } else {
+            guard numeric.contains(property.kind) || property.kind == .date || property.kind == .string else {
+                throw error(path.offset, "@\(aggregate.rawValue) needs numbers, dates or strings; \(property.name) holds \(property.kind.rawValue)")
+            }
+        }
+    }
+
+    private static func aggregateRead(_ aggregate: TextQuery.Aggregate, _ read: @escaping (Realm, (Int) -> FieldValue) -> [FieldValue])
+        -> (Realm, (Int) -> FieldValue) -> [FieldValue] {
+        { realm, field in
+            let values = read(realm, field).filter { $0 != .null }
+            switch aggregate {
+            case .count: return [.int(Int64(read(realm, field).count))]
+            case .min: return [values.min { order($0, $1) == .orderedAscending } ?? .null]
+            case .max: return [values.max { order($0, $1) == .orderedAscending } ?? .null]
+            case .sum:
+                if values.allSatisfy({ if case .int = $0 { return true } else { return false } }) {
+                    return [.int(values.reduce(Int64(0)) { if case .int(let i) = $1 { return $0 &+ i } else { return $0 } })]
+                }
+                return [.double(values.reduce(0) { $0 + (number($1) ?? 0) })]
+            case .avg:
+                guard !values.isEmpty else { return [.null] }
+                return [.double(values.reduce(0) { $0 + (number($1) ?? 0) } / Double(values.count))]
+            }
+        }
+    }
+
+    /// A row a key path reaches: the root object's (read through the caller's accessor,
+    /// which cannot be stored) or a linked object's.
+    enum RowRef {
+        case root
+        case linked((Int) -> FieldValue)
+
+        func read(_ index: Int, _ root: (Int) -> FieldValue) -> FieldValue {
+            switch self {
+            case .root: return root(index)
+            case .linked(let reader): return reader(index)
+            }
+        }
+    }
+
+    /// The fields of the object `key` of `table`: the open write's pending row, else the stored one.
+    static func rowReader(_ realm: Realm, table: UInt32, key: [UInt8]) -> ((Int) -> FieldValue)? {
+        if let pending = realm.writeState?.rows[RowKey(table: table, key: key)] {
+            guard !pending.isDeleted else { return nil }
+            return { pending.field($0) ?? .null }
+        }
+        guard let row = realm.storedRow(table: table, key: key) else { return nil }
+        return { (try? RowFormat.field($0, of: row)) ?? .null }
+    }
+
+    // MARK: Checks
+
+    private static let numericKinds: Set<PropertyKind> = [.int, .int8, .int16, .int32, .int64, .double, .float, .decimal]
+
+    /// Refuses comparisons that cannot mean anything: a string operator on a number, a
+    /// number with a string, an ordering of booleans…
+    private func checkTypes(_ lhs: Operand, _ op: TextQuery.Operator, _ rhs: Operand, options: TextQuery.StringOptions, offset: Int) throws {
+        let kinds = [lhs.kind, rhs.kind].compactMap { $0 }
+        if op.isStringOperator || !options.isEmpty {
+            for operand in [lhs, rhs] {
+                if let kind = operand.kind, kind != .string {
+                    throw error(offset, "\(op.rawValue)\(options.isEmpty ? "" : " with [c]/[d]") needs strings; \(operand.description) holds \(kind.rawValue)")
+                }
+                if operand.kind == nil, let constant = operand.constant, let value = constant, !(value is String) {
+                    throw error(offset, "\(op.rawValue) needs a string; got \(type(of: value))")
+                }
+            }
+        }
+        if [.less, .lessOrEqual, .greater, .greaterOrEqual].contains(op) {
+            for kind in kinds where kind == .bool || kind == .uuid || kind == .data || kind == .object {
+                throw error(offset, "\(kind == .object ? "links" : kind.rawValue + " values") cannot be ordered with \(op.rawValue)")
+            }
+        }
+        // A property against a constant of an unrelated type.
+        for (property, constant) in [(lhs, rhs), (rhs, lhs)] {
+            guard let kind = property.kind, constant.kind == nil, let boxed = constant.constant, let value = FieldValue.unwrap(boxed) else { continue }
+            if constant.items != nil { continue }
+            let field = (try? constantField(value, offset: offset))?.value ?? .null
+            if !Self.compatible(kind, field) {
+                throw error(offset, "\(property.description) holds \(kind.rawValue); it cannot be compared with \(type(of: value)) \(value)")
+            }
+        }
+    }
+
+    private static func compatible(_ kind: PropertyKind, _ value: FieldValue) -> Bool {
+        switch value {
+        case .null: return true
+        case .int, .double, .float, .decimal: return numericKinds.contains(kind)
+        case .string: return kind == .string
+        case .bool: return kind == .bool
+        case .date: return kind == .date
+        case .uuid: return kind == .uuid
+        case .data: return kind == .data
+        case .link: return kind == .object
+        case .list: return false
+        }
+    }
+
+    // MARK: Index terms and sorting
+
+    /// Equalities at the top level (through AND) on the primary key or an indexed property.
+    func indexTerms(_ condition: TextQuery.Condition) -> [PredicateAnalysis.Term] {
+        switch condition {
+        case .and(let a, let b): return indexTerms(a) + indexTerms(b)
+        case .compare(let lhs, .equal, let rhs, let options, nil, _) where options.isEmpty:
+            for (path, value) in [(lhs, rhs), (rhs, lhs)] {
+                guard case .keyPath(let keyPath) = path, keyPath.components.count == 1, keyPath.aggregate == nil,
+                      case .value(let constant, _) = value, constant != nil,
+                      let index = root.schema.index(of: keyPath.components[0]) else { continue }
+                var property = root.schema.properties[index]
+                guard !property.isList, property.kind != .object, property.kind != .column,
+                      index == root.primaryKeyIndex || root.indexedProperties.contains(index) else { continue }
+                property.isOptional = true
+                guard let field = try? FieldValue.converting(constant, to: property, context: property.name),
+                      Self.compatible(property.kind, field) else { continue }
+                return [PredicateAnalysis.Term(propertyIndex: index, value: field)]
+            }
+            return []
+        default:
+            return []
+        }
+    }
+
+    /// The stored property a SORT key path names.
+    func sortIndex(_ path: [String], offset: Int) throws -> Int {
+        guard path.count == 1, let index = root.schema.index(of: path[0]) else {
+            throw error(offset, path.count == 1 ? "\(root.className) has no property '\(path[0])' to sort by"
+                                                : "SORT takes a property of \(root.className), not a key path through links")
+        }
+        let property = root.schema.properties[index]
+        guard !property.isList, [.int, .int8, .int16, .int32, .int64, .double, .float, .string, .date, .decimal].contains(property.kind) else {
+            throw error(offset, "\(root.className).\(property.name) cannot be sorted on")
+        }
+        return index
+    }
+}
