@@ -132,6 +132,38 @@ final class ResultsControllerTests: RealmTestCase {
         }
     }
 
+    /// The seed's own form: a string predicate, sort key paths and a string section key path.
+    func testTheSeedsStringRequestAndSectionKeyPath() throws {
+        let realm = try openRealm(types: types)
+        try realm.write {
+            for (id, name, project) in [(0, "Zero", 1), (1, "Alpha", 2), (2, "Beta", 1), (3, "Apex", 1), (4, "Axe", 2)] {
+                try realm.create(TaskModel.self, value: ["id": id, "name": name, "projectID": project])
+            }
+        }
+        let request = RealmRequest<TaskModel>(predicate: "id != 0", realm: realm, sortKeyPaths: ["projectID", "name"])
+        XCTAssertEqual(request.execute().map(\.id), [3, 2, 1, 4])
+        let rrc = try RealmResultsController<TaskModel, Task>(request: request, sectionKeyPath: "projectID", mapper: Task.init)
+        try rrc.performFetch()
+        XCTAssertEqual(rrc.sections.map(\.keyPath), ["1", "2"])
+        XCTAssertEqual(rrc.sections.map { $0.objects.map(\.id) }, [[3, 2], [1, 4]])
+        let delegate = ReplayingDelegate(rrc.sections)
+        rrc.delegate = delegate
+        try realm.write { try realm.create(TaskModel.self, value: ["id": 5, "name": "Aardvark", "projectID": 2]) }
+        XCTAssertEqual(rrc.sections.map { $0.objects.map(\.id) }, [[3, 2], [5, 1, 4]])
+        XCTAssertEqual(delegate.sections.map { $0.items.map(\.id) }, [[3, 2], [5, 1, 4]])
+        // Bad strings are errors when the controller is made, naming what is wrong.
+        let bad = RealmRequest<TaskModel>(predicate: "id !! 0", realm: realm)
+        XCTAssertThrowsError(try RealmResultsController<TaskModel, Task>(request: bad, sectionKeyPath: "projectID", mapper: Task.init)) {
+            guard case RealmError.invalidQuery(_, let offset, _) = $0 else { return XCTFail("\($0)") }
+            XCTAssertEqual(offset, 3)
+        }
+        let badSort = RealmRequest<TaskModel>(predicate: "id != 0", realm: realm, sortKeyPaths: ["nope"])
+        XCTAssertThrowsError(try RealmResultsController<TaskModel, Task>(request: badSort, sectionKeyPath: "projectID", mapper: Task.init))
+        XCTAssertThrowsError(try RealmResultsController<TaskModel, Task>(request: request, sectionKeyPath: "nope", mapper: Task.init)) {
+            XCTAssertTrue("\($0)".contains("sectionKeyPath must be a stored property of TaskModel"), "\($0)")
+        }
+    }
+
     func testCallbackOrderIsTheDocumentedOne() throws {
         let realm = try openRealm(types: types)
         try realm.write {

@@ -135,25 +135,50 @@ public final class RealmResultsController<T: Object, U> {
     ///   - filter: a further test on each object, after the predicate (nil: none).
     /// - Throws: ``RealmError/invalidValue(_:)`` when `sectionKeyPath` is not a stored
     ///   property; ``RealmError/unknownType(_:)``; ``RealmError/incorrectThread``.
-    public init(request: RealmRequest<T>, sectionKeyPath: PartialKeyPath<T>?, mapper: @escaping (T) -> U,
-                filter: ((T) -> Bool)? = nil) throws {
+    public convenience init(request: RealmRequest<T>, sectionKeyPath: PartialKeyPath<T>?, mapper: @escaping (T) -> U,
+                            filter: ((T) -> Bool)? = nil) throws {
+        try self.init(request: request, section: sectionKeyPath.map { .keyPath($0) }, mapper: mapper, filter: filter)
+    }
+
+    /// A controller sectioned by a property named by a string (the seed's form:
+    /// `sectionKeyPath: "projectID"`).
+    ///
+    /// - Throws: ``RealmError/invalidValue(_:)`` when `sectionKeyPath` does not name a
+    ///   stored property; ``RealmError/invalidQuery(query:offset:reason:)`` for a request
+    ///   whose string query or sort key paths do not fit `T`; as the other initializer.
+    public convenience init(request: RealmRequest<T>, sectionKeyPath: String, mapper: @escaping (T) -> U,
+                            filter: ((T) -> Bool)? = nil) throws {
+        try self.init(request: request, section: .name(sectionKeyPath), mapper: mapper, filter: filter)
+    }
+
+    private enum Section {
+        case keyPath(PartialKeyPath<T>)
+        case name(String)
+    }
+
+    private init(request: RealmRequest<T>, section: Section?, mapper: @escaping (T) -> U, filter: ((T) -> Bool)?) throws {
         self.request = request
         realm = request.realm
         try realm.checkThread()
         bound = try realm.boundType(for: T.self)
         self.mapper = mapper
         self.filter = filter
-        query = ResultsQuery(bound: bound, filters: request.predicate.map { [$0] } ?? [], sort: request.sortDescriptors)
-        if let sectionKeyPath {
-            guard let index = bound.info.propertyIndex(for: sectionKeyPath),
-                  !bound.schema.properties[index].isList, bound.schema.properties[index].kind != .object else {
+        // The request's query: typed, or from strings (checked now).
+        query = try request.results().query
+        if let section {
+            let index: Int?
+            switch section {
+            case .keyPath(let keyPath): index = bound.info.propertyIndex(for: keyPath)
+            case .name(let name): index = bound.schema.index(of: name)
+            }
+            guard let index, !bound.schema.properties[index].isList, bound.schema.properties[index].kind != .object else {
                 throw RealmError.invalidValue("sectionKeyPath must be a stored property of \(bound.className) (not a link, list or computed property)")
             }
             sectionProperty = index
         } else {
             sectionProperty = nil
         }
-        let translated = QueryCompiler.sortKeys(request.sortDescriptors, type: bound.info)
+        let translated = query.sortKeys
         sortKeys = translated
         var directions: [Bool] = []
         if let sectionProperty {
