@@ -167,7 +167,7 @@ final class StringQueryTests: RealmTestCase {
 
     private static let letters = ["a", "A", "á", "Á", "b", "B", "é", "e", "E", "ñ", "n", "ß"]
 
-    private func randomString(_ rng: inout SplitMix64Generator, maxLength: Int = 3) -> String {
+    private func randomString(_ rng: inout SeededGenerator, maxLength: Int = 3) -> String {
         (0..<Int.random(in: 0...maxLength, using: &rng)).map { _ in Self.letters.randomElement(using: &rng)! }.joined()
     }
 
@@ -180,7 +180,7 @@ final class StringQueryTests: RealmTestCase {
         return options
     }
 
-    private func randomCase(_ rng: inout SplitMix64Generator, depth: Int) -> Case {
+    private func randomCase(_ rng: inout SeededGenerator, depth: Int) -> Case {
         if depth > 0, Int.random(in: 0..<3, using: &rng) == 0 {
             let a = randomCase(&rng, depth: depth - 1), b = randomCase(&rng, depth: depth - 1)
             switch Int.random(in: 0..<3, using: &rng) {
@@ -268,7 +268,7 @@ final class StringQueryTests: RealmTestCase {
 
     func testRandomQueriesAgreeWithAnIndependentOracle() throws {
         let realm = try openRealm()
-        var rng = SplitMix64Generator(seed: 0x51_7E_4A)
+        var rng = SeededGenerator(seed: 0x51_7E_4A)
         var people: [Person] = []
         try realm.write {
             for i in 0..<60 {
@@ -326,19 +326,6 @@ private let fuzzScaleForStringQueries: Int = {
     if let raw = ProcessInfo.processInfo.environment["STRATA_FUZZ_SCALE"], let n = Int(raw), n > 0 { return n }
     return 1
 }()
-
-/// A seeded generator (SplitMix64), so failures reproduce.
-struct SplitMix64Generator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 extension User {
     static func objectSchemaIndex(_ name: String) -> Int? { User().objectSchema.index(of: name) }
