@@ -122,7 +122,8 @@ final class RealmAPIContractTests: XCTestCase {
         }
         wait(for: [handed], timeout: 10)
 
-        let copy = user.shallowCopy()     // unmanaged; every non-link property incl. the primary key
+        let copy = user.shallowCopy()     // unmanaged; every non-link property EXCEPT the primary key
+        XCTAssertEqual(copy.objId, "")
         let deep = user.deepCopy()        // unmanaged; links and lists copied recursively, cycle-safe
         XCTAssertNil(deep.realm)
         copy.firstName = "Bruce"          // free to edit off any transaction

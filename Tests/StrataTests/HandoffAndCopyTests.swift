@@ -90,7 +90,7 @@ final class HandoffAndCopyTests: RealmTestCase {
 
         let copy = user.shallowCopy()
         XCTAssertNil(copy.realm)
-        XCTAssertEqual(copy.objId, "1")
+        XCTAssertEqual(copy.objId, "", "a shallow copy leaves the primary key out (Realm+JSON's seed)")
         XCTAssertEqual(copy.firstName, "Bruce")
         XCTAssertEqual(Array(copy.tags), ["a"])
         XCTAssertNil(copy.car, "a shallow copy leaves links out")

@@ -273,3 +273,32 @@ extension Object {
         }
     }
 }
+
+extension Object {
+    /// Runs `block` in a write transaction of the object's realm (Realm+JSON's
+    /// `performInTransaction:`), or inside the write already open; for an unmanaged object,
+    /// just runs it.
+    ///
+    /// ```swift
+    /// let edited = episode.shallowCopy()
+    /// edited.title = "New title"
+    /// episode.performInTransaction { episode.mergeProperties(from: edited) }
+    /// ```
+    ///
+    /// - Returns: nil when the block ran and its write committed; otherwise the error
+    ///   (thrown by `block`, or the realm's: nothing of the write is kept). Ported code
+    ///   that ignores the result keeps compiling.
+    @discardableResult
+    public func performInTransaction(_ block: () throws -> Void) -> (any Error)? {
+        do {
+            guard let realm = _state?.realm, !realm.isInWriteTransaction else {
+                try block()
+                return nil
+            }
+            try realm.write(block)
+            return nil
+        } catch {
+            return error
+        }
+    }
+}

@@ -106,10 +106,19 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
 
     // MARK: Mutation
 
-    /// Appends `element`.
-    public func append(_ element: Element) { store(current + [element]) }
-    /// Appends `elements`.
-    public func append(contentsOf elements: some Sequence<Element>) { store(current + Array(elements)) }
+    /// Appends `element`: amortized O(1), however long the list.
+    public func append(_ element: Element) { append(contentsOf: CollectionOfOne(element)) }
+    /// Appends `elements` (O(their count), not O(the list's length)).
+    public func append(contentsOf elements: some Sequence<Element>) {
+        guard let owner else { unmanaged.append(contentsOf: elements); return }
+        cached = nil
+        let added = elements.map { $0 }
+        let fields: FieldValue = owner.fieldForAssignment { .list(try added.map { try $0._field(in: owner.realm) }) }
+        guard case .list(let items) = fields else { return }
+        owner.modifyList(index) { $0.append(contentsOf: items) }
+    }
+    /// Appends `objects` (Realm Swift's name for ``append(contentsOf:)``).
+    public func append(objectsIn objects: some Sequence<Element>) { append(contentsOf: objects) }
     /// Inserts `element` at `position`.
     public func insert(_ element: Element, at position: Int) {
         var elements = current
@@ -124,8 +133,16 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
         store(elements)
         return removed
     }
-    /// Removes the last element.
-    public func removeLast() { _ = remove(at: count - 1) }
+    /// Removes the last element: O(1) on a list of values. (On a list of objects, the last
+    /// element whose object still exists, as the list shows it.)
+    public func removeLast() {
+        guard let owner, Element._propertyKind != .object else { _ = remove(at: count - 1); return }
+        cached = nil
+        owner.modifyList(index) { list in
+            precondition(!list.isEmpty, "Can't remove last element from an empty list")
+            list.removeLast()
+        }
+    }
     /// Removes every element.
     public func removeAll() { store([]) }
     /// Moves the element at `from` to `to`.
@@ -145,6 +162,12 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
     public func replace(index: Int, object: Element) { self[index] = object }
     /// Replaces all elements.
     public func replaceAll(with elements: some Sequence<Element>) { store(Array(elements)) }
+    /// Inserts `elements` at `position`.
+    public func insert(contentsOf elements: some Collection<Element>, at position: Int) {
+        var current = self.current
+        current.insert(contentsOf: elements, at: position)
+        store(current)
+    }
 
     /// `List<Element>(a, b, …)`.
     public var description: String { "List<\(Element.self)>(\(current.map { "\($0)" }.joined(separator: ", ")))" }
@@ -228,4 +251,9 @@ extension List: _PersistedProperty {
         let elements = value.current
         state.setField(index, state.fieldForAssignment { .list(try elements.map { try $0._field(in: state.realm) }) })
     }
+}
+
+extension List where Element: Equatable {
+    /// The position of the first element equal to `element`, or nil (Realm Swift's name).
+    public func index(of element: Element) -> Int? { firstIndex(of: element) }
 }

@@ -15,12 +15,14 @@ public struct DeepCopier {
 }
 
 extension Object {
-    /// An unmanaged copy holding every non-link property (the primary key included); links
-    /// and lists of objects are left empty.
+    /// An unmanaged copy holding every non-link property except the primary key, which
+    /// keeps the class's initial value (Realm+JSON's rule: "shallowCopy no longer maintains
+    /// an object's primary key"); links and lists of objects are left empty. A copy to edit
+    /// and merge back (``mergeProperties(from:)``), or to add as a new object.
     public func shallowCopy() -> Self {
         let copy = Self()
         var copier: DeepCopier?
-        fillCopy(copy, copier: &copier)
+        fillCopy(copy, copier: &copier, primaryKey: false)
         return copy
     }
 
@@ -38,9 +40,10 @@ extension Object {
     }
 
     /// Copies this object's values into `copy`'s slots; links only when `copier` is given.
-    fileprivate func fillCopy(_ copy: Object, copier: inout DeepCopier?) {
+    fileprivate func fillCopy(_ copy: Object, copier: inout DeepCopier?, primaryKey: Bool = true) {
         let info = ObjectType.info(for: type(of: self))
         for (index, property) in info.schema.properties.enumerated() {
+            if !primaryKey && property.isPrimaryKey { continue }
             switch copy._slots[index] {
             case .value:
                 if let state = _state {

@@ -83,6 +83,20 @@ final class PendingRow {
     /// Puts back a state saved by `WriteState.willChange`.
     func restore(_ saved: Content) { content = saved }
 
+    /// Changes the list held by property `index` in place: amortized O(1) for an append or
+    /// a removal at the end, however long the list (the values array and the list are
+    /// each held once while `body` runs, so neither is copied).
+    func modifyList(_ index: Int, _ body: (inout [FieldValue]) -> Void) {
+        guard var values = fields else { return }
+        content = .deleted
+        var list: [FieldValue] = []
+        if case .list(let items) = values[index] { list = items }
+        values[index] = .null
+        body(&list)
+        values[index] = .list(list)
+        content = .fields(values)
+    }
+
     private static func decode(_ row: [UInt8]) -> [FieldValue] {
         // Rows here were encoded by this process a moment ago: failing to decode is a bug.
         do { return try RowFormat.fields(of: row) } catch { preconditionFailure("pending row: \(error)") }
@@ -219,27 +233,39 @@ public final class ObjectState {
     /// Sets property `index` inside a write (traps outside one, as Realm does).
     @usableFromInline
     func setField(_ index: Int, _ value: FieldValue) {
-        realm.verifyThread()
-        guard let write = realm.writeState else {
-            preconditionFailure("Attempting to modify object outside of a write transaction - call beginWrite on a Realm instance first.")
-        }
-        write.willChange(RowKey(table: bound.table, key: key))
-        let pending: PendingRow
-        if let existing = currentPending() {
-            pending = existing
-        } else {
-            guard let fields = allFields(), let row = storedRow() else { invalidatedAccess() }
-            pending = PendingRow(fields: fields, originalRow: row, atomicMark: write.atomicID)
-            write.rows[RowKey(table: bound.table, key: key)] = pending
-            self.pending = pending
-            pendingWrite = write.id
-        }
+        let (write, pending) = pendingForChange()
         guard let current = pending.field(index) else { invalidatedAccess() }
         if index == bound.primaryKeyIndex, current != value {
             preconditionFailure("Primary key can't be changed after an object is inserted: \(objectName).\(bound.schema.properties[index].name)")
         }
         pending.fields![index] = value
         write.noteChange(bound: bound, key: key)
+    }
+
+    /// Changes the list of property `index` in place inside a write (appends and removals
+    /// at the end cost O(1), not a copy of the list).
+    func modifyList(_ index: Int, _ body: (inout [FieldValue]) -> Void) {
+        let (write, pending) = pendingForChange()
+        guard !pending.isDeleted else { invalidatedAccess() }
+        pending.modifyList(index, body)
+        write.noteChange(bound: bound, key: key)
+    }
+
+    /// The write and this object's pending row in it, made from the stored row on the
+    /// first change (traps outside a write, as Realm does).
+    private func pendingForChange() -> (WriteState, PendingRow) {
+        realm.verifyThread()
+        guard let write = realm.writeState else {
+            preconditionFailure("Attempting to modify object outside of a write transaction - call beginWrite on a Realm instance first.")
+        }
+        write.willChange(RowKey(table: bound.table, key: key))
+        if let existing = currentPending() { return (write, existing) }
+        guard let fields = allFields(), let row = storedRow() else { invalidatedAccess() }
+        let pending = PendingRow(fields: fields, originalRow: row, atomicMark: write.atomicID)
+        write.rows[RowKey(table: bound.table, key: key)] = pending
+        self.pending = pending
+        pendingWrite = write.id
+        return (write, pending)
     }
 
     /// A property as a plain value (`Object[key]`).
