@@ -58,7 +58,7 @@ struct ServiceBench: AsyncParsableCommand {
             return n
         }
         let order = backends.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        print("""
+        report("""
             # strata-service-bench
             Hummingbird 2 on 127.0.0.1, driver in the same process (swift-nio, keep-alive HTTP/1.1), \
             \(ProcessInfo.processInfo.activeProcessorCount) cores shared by both.
@@ -104,18 +104,18 @@ struct ServiceBench: AsyncParsableCommand {
             }
         }
         try await group.shutdownGracefully()
-        print("\nLoad average after: \(loadAverage())")
+        report("\nLoad average after: \(loadAverage())")
 
-        print("\nMedians of \(roundCount) round\(roundCount == 1 ? "" : "s") (req/s: median, and min–max across rounds):\n")
-        print("| back end | connections | req/s | req/s range | p50 ms | p99 ms | errors | writes checked | lost writes | events streamed |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        report("\nMedians of \(roundCount) round\(roundCount == 1 ? "" : "s") (req/s: median, and min–max across rounds):\n")
+        report("| back end | connections | req/s | req/s range | p50 ms | p99 ms | errors | writes checked | lost writes | events streamed |")
+        report("|---|---|---|---|---|---|---|---|---|---|")
         var summaries: [Summary] = []
         for backend in backendsToRun {
             for count in counts {
                 let runs = rows.filter { $0.backend == backend.name && $0.connections == count }
                 let summary = Summary(runs)
                 summaries.append(summary)
-                print(String(format: "| %@ | %d | %.0f | %.0f–%.0f | %.2f | %.2f | %d | %d | %d | %d |", backend.name, count,
+                report(String(format: "| %@ | %d | %.0f | %.0f–%.0f | %.2f | %.2f | %d | %d | %d | %d |", backend.name, count,
                              summary.perSecond, summary.minPerSecond, summary.maxPerSecond, summary.p50, summary.p99,
                              summary.errors, summary.checked, summary.lost, summary.events))
             }
@@ -123,8 +123,8 @@ struct ServiceBench: AsyncParsableCommand {
         // Strata against each other back end; the throughput ratio is the median of each
         // round's ratio (the two ran a few seconds apart, on the same machine state).
         for other in backendsToRun where other.name != StrataCache.name && order.contains("strata") {
-            print("\n| connections | Strata req/s | \(other.name) req/s | Strata/\(other.name) throughput (range) | Strata p50 / p99 ms | \(other.name) p50 / p99 ms | p99 \(other.name)/Strata | lost writes Strata, \(other.name) |")
-            print("|---|---|---|---|---|---|---|---|")
+            report("\n| connections | Strata req/s | \(other.name) req/s | Strata/\(other.name) throughput (range) | Strata p50 / p99 ms | \(other.name) p50 / p99 ms | p99 \(other.name)/Strata | lost writes Strata, \(other.name) |")
+            report("|---|---|---|---|---|---|---|---|")
             for count in counts {
                 guard let s = summaries.first(where: { $0.backend == StrataCache.name && $0.connections == count }),
                       let o = summaries.first(where: { $0.backend == other.name && $0.connections == count }) else { continue }
@@ -135,7 +135,7 @@ struct ServiceBench: AsyncParsableCommand {
                         ratios.append(a.load.perSecond / max(b.load.perSecond, 1))
                     }
                 }
-                print(String(format: "| %d | %.0f | %.0f | %.2f× (%.2f–%.2f) | %.2f / %.2f | %.2f / %.2f | %.2f× | %d, %d |", count,
+                report(String(format: "| %d | %.0f | %.0f | %.2f× (%.2f–%.2f) | %.2f / %.2f | %.2f / %.2f | %.2f× | %d, %d |", count,
                              s.perSecond, o.perSecond, median(ratios), ratios.min() ?? 0, ratios.max() ?? 0,
                              s.p50, s.p99, o.p50, o.p99, o.p99 / max(s.p99, 1e-9), s.lost, o.lost))
             }
@@ -154,7 +154,7 @@ struct ServiceBench: AsyncParsableCommand {
             try await loader.preload(seed)
             return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         }
-        print(String(format: "%@: %d users loaded in one write in %.3f s", backend.name, users, loadSeconds))
+        report(String(format: "%@: %d users loaded in one write in %.3f s", backend.name, users, loadSeconds))
     }
 
     /// One run: the service over the back end's store, the load, then every acknowledged
@@ -194,14 +194,14 @@ struct ServiceBench: AsyncParsableCommand {
         }
         let row = Row(backend: backend.name, connections: count, round: round, load: load, checked: ids.count, lost: lost,
                       partialViolations: partial, events: events)
-        print(String(format: "round %d, %@, %d connection%@: %d requests (%d reads, %d writes) in %.2f s = %.0f req/s, p50 %.2f ms, p99 %.2f ms, errors: %d%@",
+        report(String(format: "round %d, %@, %d connection%@: %d requests (%d reads, %d writes) in %.2f s = %.0f req/s, p50 %.2f ms, p99 %.2f ms, errors: %d%@",
                      round, backend.name, count, count == 1 ? "" : "s", load.requests, load.reads, load.writes, load.seconds,
                      load.perSecond, load.percentile(0.5), load.percentile(0.99), load.errors,
                      load.firstError.map { " (first: \($0))" } ?? ""))
-        print("  lost writes: \(lost) (of \(ids.count) users' last acknowledged writes, read back after reopening the store)"
+        report("  lost writes: \(lost) (of \(ids.count) users' last acknowledged writes, read back after reopening the store)"
               + (load.inDoubt.isEmpty ? "" : "; \(load.inDoubt.count) unanswered writes not checked")
               + (partial > 0 ? "; \(partial) users lost keys a partial PUT left out" : ""))
-        print("  events streamed: \(events) lines (snapshot + changes of \(Dataset.city(0)) in \(eventsSeconds) s)")
+        report("  events streamed: \(events) lines (snapshot + changes of \(Dataset.city(0)) in \(eventsSeconds) s)")
         return row
     }
 
@@ -237,7 +237,7 @@ struct ServiceBench: AsyncParsableCommand {
             precondition(realm.object(ofType: User.self, forPrimaryKey: i) != nil)
         }
         let coldMs = Double(DispatchTime.now().uptimeNanoseconds - start) / Double(cold) / 1e6
-        print(String(format: "Strata: open a realm + read one user: %.1f µs with the store open; %.2f ms when it is the only realm (opens the %d-user store)",
+        report(String(format: "Strata: open a realm + read one user: %.1f µs with the store open; %.2f ms when it is the only realm (opens the %d-user store)",
                      open, coldMs, users))
     }
 
@@ -248,7 +248,7 @@ struct ServiceBench: AsyncParsableCommand {
         try await cache.withOpenStore {
             try await cache.preload((0 ..< users).map(Dataset.user))
             try await Service.run(cache, port: port) { bound in
-                print("\(Cache.name) service on http://127.0.0.1:\(bound) for \(seconds) s")
+                report("\(Cache.name) service on http://127.0.0.1:\(bound) for \(seconds) s")
                 try await Task.sleep(for: .seconds(seconds))
             }
         }
@@ -306,4 +306,9 @@ func median(_ values: [Double]) -> Double {
     let sorted = values.sorted()
     guard !sorted.isEmpty else { return 0 }
     return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+}
+
+/// Prints a line at once, even into a pipe (progress of a run that takes minutes).
+func report(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
