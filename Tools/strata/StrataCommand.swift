@@ -12,7 +12,8 @@ struct StrataCommand: ParsableCommand {
         commandName: "strata",
         abstract: "Inspect and maintain Strata stores.",
         discussion: "Exit codes: 0 ok, 1 the store is damaged or the command failed, 2 bad usage.",
-        subcommands: [CompactCommand.self, VerifyCommand.self, StatsCommand.self, DumpCommand.self, DemoCommand.self])
+        subcommands: [CompactCommand.self, VerifyCommand.self, StatsCommand.self, DumpCommand.self, QueryCommand.self,
+                      ExportCommand.self, DemoCommand.self])
 
     static func main() {
         do {
@@ -23,6 +24,8 @@ struct StrataCommand: ParsableCommand {
         } catch let error as StoreError {
             fail("strata: \(error)", code: 1)
         } catch let error as RealmError {
+            // A query that cannot be read is bad usage; anything else failed.
+            if case .invalidQuery = error { fail("strata: \(error)", code: 2) }
             fail("strata: \(error)", code: 1)
         } catch let error as CommandFailure {
             fail("strata: \(error.message)", code: 1)

@@ -130,7 +130,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     ///   types, a missing argument).
     public func filter(query text: String, arguments: [Any?] = []) throws -> Results<Element> {
         try realm.checkThread()
-        let compiled = try CompiledTextQuery.compile(text, arguments: arguments, bound: query.bound, realm: realm)
+        let compiled = try CompiledTextQuery.compile(text, arguments: arguments, root: query.bound, source: realm)
         return Results(realm: realm, query: query.adding(text: compiled))
     }
 

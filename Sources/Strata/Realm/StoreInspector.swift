@@ -38,21 +38,54 @@ public struct StoreInspector {
     ///
     /// - Throws: ``RealmError/unknownType(_:)``; ``RealmError/storage(_:)`` for damaged records.
     public func objects(ofType className: String) throws -> [[String: Any]] {
+        try objects(ofType: className, matching: nil)
+    }
+
+    /// The objects of `className` that match a string query (the language of
+    /// `Results.filter(_:_:)`, with its `SORT(…)` and `LIMIT(n)`), as JSON-ready
+    /// dictionaries; in primary-key order unless the query sorts. Links in the query are
+    /// followed through the stored schema.
+    ///
+    /// - Throws: ``RealmError/unknownType(_:)``; ``RealmError/invalidQuery(query:offset:reason:)``;
+    ///   ``RealmError/storage(_:)`` or ``RealmError/invalidValue(_:)`` for damaged records.
+    public func objects(ofType className: String, matching query: String?, arguments: [Any?] = []) throws -> [[String: Any]] {
         guard let type = schema[className] else { throw RealmError.unknownType(className) }
-        var rows: [([UInt8], [UInt8])] = []
+        let root = StoredQueryType(type)
+        let compiled = try query.map { try CompiledTextQuery.compile($0, arguments: arguments, root: root, source: self) }
+        var rows: [([UInt8], [FieldValue])] = []
         do {
-            try snapshot.scan(table: StoreLayout.objectTable(type.tableNumber)) { rows.append(($0, $1)) }
+            try snapshot.scan(table: root.table) { key, row in
+                let fields: [FieldValue]
+                do {
+                    fields = try RowFormat.fields(of: row)
+                } catch {
+                    throw RealmError.invalidValue("\(className) \(PrimaryKeyValue(keyBytes: key)?.description ?? "?"): \(error)")
+                }
+                if let compiled {
+                    let field: (Int) -> FieldValue = { $0 < fields.count ? fields[$0] : .null }
+                    guard compiled.evaluate(self, field) else { return }
+                }
+                rows.append((key, fields))
+            }
+        } catch let error as RealmError {
+            throw error
         } catch {
             throw RealmError.wrap(error)
         }
-        rows.sort { $0.0.lexicographicallyPrecedes($1.0) }
-        return try rows.map { key, row in
-            let fields: [FieldValue]
-            do {
-                fields = try RowFormat.fields(of: row)
-            } catch {
-                throw RealmError.invalidValue("\(className) \(PrimaryKeyValue(keyBytes: key)?.description ?? "?"): \(error)")
+        let sortKeys = compiled?.sortKeys ?? []
+        rows.sort { a, b in
+            for key in sortKeys {
+                let x = key.index < a.1.count ? a.1[key.index] : .null, y = key.index < b.1.count ? b.1[key.index] : .null
+                switch QueryCompiler.order(x, y) {
+                case .orderedAscending: return !key.reverse
+                case .orderedDescending: return key.reverse
+                case .orderedSame: continue
+                }
             }
+            return a.0.lexicographicallyPrecedes(b.0)
+        }
+        if let limit = compiled?.limit, rows.count > limit { rows.removeLast(rows.count - limit) }
+        return rows.map { key, fields in
             var object: [String: Any] = [:]
             if type.primaryKeyProperty == nil, let id = PrimaryKeyValue(keyBytes: key) {
                 object["_id"] = Self.json(id.field)
@@ -62,6 +95,13 @@ public struct StoreInspector {
             }
             return object
         }
+    }
+
+    /// The column names of `className`'s objects as ``objects(ofType:matching:arguments:)``
+    /// gives them, in schema order (`_id` first for a type without a primary key).
+    public func columns(ofType className: String) throws -> [String] {
+        guard let type = schema[className] else { throw RealmError.unknownType(className) }
+        return (type.primaryKeyProperty == nil ? ["_id"] : []) + type.properties.map(\.name)
     }
 
     private static let dateStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
@@ -83,5 +123,30 @@ public struct StoreInspector {
         case .link(let key): return PrimaryKeyValue(keyBytes: key).map { json($0.field) } ?? key.map { String(format: "%02x", $0) }.joined()
         case .list(let items): return items.map { json($0, property: property) }
         }
+    }
+}
+
+/// A type of the stored schema, as a string query reads it (no model class needed).
+struct StoredQueryType: TextQueryType {
+    let schema: ObjectSchema
+    let table: UInt32
+    let primaryKeyIndex: Int?
+    let indexedProperties: [Int]
+    var className: String { schema.className }
+
+    init(_ schema: ObjectSchema) {
+        self.schema = schema
+        table = StoreLayout.objectTable(schema.tableNumber)
+        primaryKeyIndex = schema.properties.firstIndex(where: \.isPrimaryKey)
+        indexedProperties = schema.properties.indices.filter { schema.properties[$0].isIndexed }
+    }
+}
+
+extension StoreInspector: TextQuerySource {
+    func queryType(named name: String) -> (any TextQueryType)? { schema[name].map(StoredQueryType.init) }
+
+    func queryRow(table: UInt32, key: [UInt8]) -> ((Int) -> FieldValue)? {
+        guard let row = try? snapshot.storedValue(table: table, key: key) else { return nil }
+        return { (try? RowFormat.field($0, of: row)) ?? .null }
     }
 }

@@ -14,10 +14,43 @@
 
 import Foundation
 
+/// The schema of a type a string query reads (a realm's bound class, or a type of a
+/// store's stored schema).
+protocol TextQueryType {
+    var schema: ObjectSchema { get }
+    var className: String { get }
+    var table: UInt32 { get }
+    var primaryKeyIndex: Int? { get }
+    var indexedProperties: [Int] { get }
+}
+
+/// Where a string query finds the types its links reach and their rows.
+protocol TextQuerySource {
+    func queryType(named name: String) -> (any TextQueryType)?
+    /// The fields of the object `key` of `table`, or nil if there is none.
+    func queryRow(table: UInt32, key: [UInt8]) -> ((Int) -> FieldValue)?
+}
+
+extension BoundType: TextQueryType {}
+
+extension Realm: TextQuerySource {
+    func queryType(named name: String) -> (any TextQueryType)? { boundType(named: name) }
+
+    /// The open write's pending row, else the stored one.
+    func queryRow(table: UInt32, key: [UInt8]) -> ((Int) -> FieldValue)? {
+        if let pending = writeState?.rows[RowKey(table: table, key: key)] {
+            guard !pending.isDeleted else { return nil }
+            return { pending.field($0) ?? .null }
+        }
+        guard let row = storedRow(table: table, key: key) else { return nil }
+        return { (try? RowFormat.field($0, of: row)) ?? .null }
+    }
+}
+
 /// A string query compiled for one object type.
 struct CompiledTextQuery {
     /// Whether the object whose fields `row` reads matches.
-    let evaluate: (_ realm: Realm, _ field: (Int) -> FieldValue) -> Bool
+    let evaluate: (_ source: any TextQuerySource, _ field: (Int) -> FieldValue) -> Bool
     /// Top-level equalities on the primary key or indexed properties.
     let indexTerms: [PredicateAnalysis.Term]
     /// SORT(…) as stored properties and directions.
@@ -27,10 +60,11 @@ struct CompiledTextQuery {
     /// The source text, for descriptions.
     let text: String
 
-    /// Parses and checks `text` for `bound` in `realm`.
-    static func compile(_ text: String, arguments: [Any?], bound: BoundType, realm: Realm) throws -> CompiledTextQuery {
+    /// Parses and checks `text` for the type `root` of `source` (a realm, or a store read
+    /// through its stored schema).
+    static func compile(_ text: String, arguments: [Any?], root: any TextQueryType, source: any TextQuerySource) throws -> CompiledTextQuery {
         let parsed = try TextQueryParser.parse(text, arguments: arguments)
-        var compiler = TextQueryCompiler(text: text, realm: realm, root: bound)
+        var compiler = TextQueryCompiler(text: text, realm: source, root: root)
         let condition = try compiler.compile(parsed.condition)
         var sortKeys: [(Int, Bool)] = []
         for (path, ascending, offset) in parsed.sort {
@@ -43,17 +77,17 @@ struct CompiledTextQuery {
 
 /// Checks a parsed query against a schema and builds its evaluation.
 struct TextQueryCompiler {
-    typealias Row = (realm: Realm, field: (Int) -> FieldValue)
-    typealias Evaluation = (_ realm: Realm, _ field: (Int) -> FieldValue) -> Bool
+    typealias Evaluation = (_ source: any TextQuerySource, _ field: (Int) -> FieldValue) -> Bool
 
     let text: String
-    let realm: Realm
-    let root: BoundType
+    /// Where link targets' types and rows come from.
+    let realm: any TextQuerySource
+    let root: any TextQueryType
 
     /// An operand: what it reads, and what kind of value that is.
     struct Operand {
         /// The values for a row (several when the key path crosses a list).
-        let read: (Realm, (Int) -> FieldValue) -> [FieldValue]
+        let read: (any TextQuerySource, (Int) -> FieldValue) -> [FieldValue]
         /// Whether the operand yields a collection (a list crossed, no aggregate).
         let isCollection: Bool
         /// The stored kind (nil: a constant, adapting to the other side).
@@ -156,7 +190,7 @@ struct TextQueryCompiler {
     /// Applies a quantifier to a collection operand's elements; `test` is made once per
     /// row (reading the other side once), then called per element.
     private func quantified(_ collection: Operand, _ quantifier: TextQuery.Quantifier,
-                            _ makeTest: @escaping (Realm, (Int) -> FieldValue) -> (FieldValue) -> Bool) -> Evaluation {
+                            _ makeTest: @escaping (any TextQuerySource, (Int) -> FieldValue) -> (FieldValue) -> Bool) -> Evaluation {
         let read = collection.read
         return { realm, field in
             let elements = read(realm, field)
@@ -337,9 +371,9 @@ struct TextQueryCompiler {
 
     /// Resolves a key path from the root type.
     private func keyPath(_ path: TextQuery.KeyPath) throws -> Operand {
-        var bound = root
+        var bound: any TextQueryType = root
         // Steps: each reads rows of the next type from rows of this one.
-        typealias Reader = (Realm, (Int) -> FieldValue) -> [RowRef]
+        typealias Reader = (any TextQuerySource, (Int) -> FieldValue) -> [RowRef]
         var rows: Reader = { _, _ in [.root] }
         var crossedList = false
         var isRoot = true
@@ -355,7 +389,7 @@ struct TextQueryCompiler {
             if isLast && path.aggregated.isEmpty {
                 let previous = rows
                 let listRead = property.isList
-                let read: (Realm, (Int) -> FieldValue) -> [FieldValue] = { realm, field in
+                let read: (any TextQuerySource, (Int) -> FieldValue) -> [FieldValue] = { realm, field in
                     var values: [FieldValue] = []
                     for row in previous(realm, field) {
                         let value = row.read(index, field)
@@ -378,7 +412,7 @@ struct TextQueryCompiler {
                                isRootProperty: isRoot && !property.isList, description: path.text, constant: nil, items: nil)
             }
             // Follow a link (or a list of links) to the next type.
-            guard property.kind == .object, let targetName = property.objectClassName, let target = realm.boundType(named: targetName) else {
+            guard property.kind == .object, let targetName = property.objectClassName, let target = realm.queryType(named: targetName) else {
                 if isLast, let aggregate = path.aggregate {
                     throw error(path.offset, "@\(aggregate.rawValue) needs a list; \(bound.className).\(name) is not one")
                 }
@@ -396,7 +430,7 @@ struct TextQueryCompiler {
                         keys = items.compactMap { if case .link(let key) = $0 { return key } else { return nil } }
                     }
                     for key in keys {
-                        if let reader = Self.rowReader(realm, table: table, key: key) { next.append(.linked(reader)) }
+                        if let reader = realm.queryRow(table: table, key: key) { next.append(.linked(reader)) }
                     }
                 }
                 return next
@@ -418,7 +452,7 @@ struct TextQueryCompiler {
                 }
                 let innerProperty = target.schema.properties[inner]
                 try checkAggregate(aggregate, innerProperty, path)
-                let values: (Realm, (Int) -> FieldValue) -> [FieldValue] = { realm, field in reached(realm, field).map { $0.read(inner, field) } }
+                let values: (any TextQuerySource, (Int) -> FieldValue) -> [FieldValue] = { realm, field in reached(realm, field).map { $0.read(inner, field) } }
                 return Operand(read: Self.aggregateRead(aggregate, values), isCollection: false,
                                kind: aggregate == .avg ? .double : innerProperty.kind, property: nil, isRootProperty: false,
                                description: path.text, constant: nil, items: nil)
@@ -434,8 +468,8 @@ struct TextQueryCompiler {
     }
 
     /// The link values themselves (for comparisons of a link with nil or an object).
-    private func previousLinks(_ rows: @escaping (Realm, (Int) -> FieldValue) -> [RowRef], index: Int, isList: Bool)
-        -> (Realm, (Int) -> FieldValue) -> [FieldValue] {
+    private func previousLinks(_ rows: @escaping (any TextQuerySource, (Int) -> FieldValue) -> [RowRef], index: Int, isList: Bool)
+        -> (any TextQuerySource, (Int) -> FieldValue) -> [FieldValue] {
         { realm, field in
             var values: [FieldValue] = []
             for row in rows(realm, field) {
@@ -458,8 +492,8 @@ struct TextQueryCompiler {
         }
     }
 
-    private static func aggregateRead(_ aggregate: TextQuery.Aggregate, _ read: @escaping (Realm, (Int) -> FieldValue) -> [FieldValue])
-        -> (Realm, (Int) -> FieldValue) -> [FieldValue] {
+    private static func aggregateRead(_ aggregate: TextQuery.Aggregate, _ read: @escaping (any TextQuerySource, (Int) -> FieldValue) -> [FieldValue])
+        -> (any TextQuerySource, (Int) -> FieldValue) -> [FieldValue] {
         { realm, field in
             let values = read(realm, field).filter { $0 != .null }
             switch aggregate {
@@ -490,16 +524,6 @@ struct TextQueryCompiler {
             case .linked(let reader): return reader(index)
             }
         }
-    }
-
-    /// The fields of the object `key` of `table`: the open write's pending row, else the stored one.
-    static func rowReader(_ realm: Realm, table: UInt32, key: [UInt8]) -> ((Int) -> FieldValue)? {
-        if let pending = realm.writeState?.rows[RowKey(table: table, key: key)] {
-            guard !pending.isDeleted else { return nil }
-            return { pending.field($0) ?? .null }
-        }
-        guard let row = realm.storedRow(table: table, key: key) else { return nil }
-        return { (try? RowFormat.field($0, of: row)) ?? .null }
     }
 
     // MARK: Checks

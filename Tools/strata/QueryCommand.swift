@@ -1,0 +1,225 @@
+// `strata query <store> <Type> ["<query> SORT(…) LIMIT(n)"] [--json | --csv]` and
+// `strata export <store> [--type T] [--format json|ndjson|csv] [--output F]`: objects read
+// through the stored schema (no model classes), filtered by the string query language.
+// CSV follows RFC 4180: CRLF line ends, a field quoted (quotes doubled) when it holds a
+// comma, a quote, CR or LF; links are the linked object's primary key, lists JSON arrays.
+
+import ArgumentParser
+import Foundation
+import Strata
+
+struct QueryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "query",
+        abstract: "Print the objects of a type that match a string query.",
+        discussion: """
+            The query is Strata's string query language (as Results.filter): comparisons, \
+            BEGINSWITH/CONTAINS/LIKE with [c]/[d], AND/OR/NOT, key paths through links, \
+            ANY/ALL/NONE, @count, SORT(name ASC) and LIMIT(n). Without a query, every object.
+            Example: strata query ./store User "rank > 3 AND city == 'Raleigh' SORT(rank DESC) LIMIT(10)" --csv
+            """)
+
+    @OptionGroup var target: StoreArgument
+    @Argument(help: "The object type (its class name).")
+    var type: String
+    @Argument(help: "The string query (omit for every object).")
+    var query: String?
+    @Flag(help: "A JSON array instead of a table.")
+    var json = false
+    @Flag(help: "CSV (RFC 4180) instead of a table.")
+    var csv = false
+
+    func validate() throws {
+        if json && csv { throw ValidationError("choose one of --json and --csv") }
+    }
+
+    func run() throws {
+        let store = try target.open(readOnly: true)
+        defer { try? store.close() }
+        let inspector = try ObjectReader.inspector(store)
+        try ObjectReader.check(type, in: inspector)
+        let objects = try inspector.objects(ofType: type, matching: query)
+        let columns = try inspector.columns(ofType: type)
+        var output = StandardOutput()
+        if json {
+            try ObjectWriter.json(objects, to: &output)
+        } else if csv {
+            ObjectWriter.csv(objects, columns: columns, to: &output)
+        } else {
+            ObjectWriter.table(objects, columns: columns, to: &output)
+            FileHandle.standardError.write(Data("\(objects.count) \(type) object\(objects.count == 1 ? "" : "s")\n".utf8))
+        }
+    }
+}
+
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write the store's objects as JSON, NDJSON or CSV.",
+        discussion: "JSON: one object mapping each type to its objects. NDJSON: one object per line with its \"_type\". CSV: one type (--type) with a header row.")
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case json, ndjson, csv }
+
+    @OptionGroup var target: StoreArgument
+    @Option(help: "Only this object type (required for csv).")
+    var type: String?
+    @Option(help: "json, ndjson or csv.")
+    var format: Format = .json
+    @Option(help: "Write to this file instead of standard output (replaced if it exists).")
+    var output: String?
+
+    func validate() throws {
+        if format == .csv && type == nil { throw ValidationError("--format csv needs --type: a CSV file holds one type") }
+    }
+
+    func run() throws {
+        let store = try target.open(readOnly: true)
+        defer { try? store.close() }
+        let inspector = try ObjectReader.inspector(store)
+        if let type { try ObjectReader.check(type, in: inspector) }
+        let types = type.map { [$0] } ?? inspector.schema.objectSchemas.map(\.className).sorted()
+        var sink: any TextSink = StandardOutput()
+        var file: FileOutput?
+        if let output {
+            file = try FileOutput(path: output)
+            sink = file!
+        }
+        let progress = Progress(label: "exporting")
+        switch format {
+        case .csv:
+            let name = types[0]
+            ObjectWriter.csv(try inspector.objects(ofType: name), columns: try inspector.columns(ofType: name), to: &sink)
+        case .ndjson:
+            for (done, name) in types.enumerated() {
+                progress.update(done, types.count)
+                for var object in try inspector.objects(ofType: name) {
+                    object["_type"] = name
+                    sink.write(try ObjectWriter.line(object) + "\n")
+                }
+            }
+        case .json:
+            var all: [String: Any] = [:]
+            for (done, name) in types.enumerated() {
+                progress.update(done, types.count)
+                all[name] = try inspector.objects(ofType: name)
+            }
+            sink.write(String(decoding: try JSONSerialization.data(withJSONObject: all, options: [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]), as: UTF8.self) + "\n")
+        }
+        progress.finish()
+        try file?.close()
+    }
+}
+
+/// Opening a store's objects for reading, with the tool's errors.
+enum ObjectReader {
+    static func inspector(_ store: Store) throws -> StoreInspector {
+        guard let inspector = try StoreInspector(store: store) else {
+            throw CommandFailure(message: "this store holds no objects (it was written with StrataStorage alone); use `strata dump`")
+        }
+        return inspector
+    }
+
+    static func check(_ type: String, in inspector: StoreInspector) throws {
+        let names = inspector.schema.objectSchemas.map(\.className)
+        guard names.contains(type) else {
+            throw ValidationError("the store has no type '\(type)'; its types are \(names.sorted().joined(separator: ", "))")
+        }
+    }
+}
+
+/// Where text goes.
+protocol TextSink {
+    mutating func write(_ text: String)
+}
+
+struct StandardOutput: TextSink {
+    mutating func write(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
+}
+
+/// A file written through a temporary name and renamed into place when complete, so an
+/// export that fails never leaves half a file under the requested name.
+final class FileOutput: TextSink {
+    private let path: String
+    private let temporary: String
+    private let handle: FileHandle
+
+    init(path: String) throws {
+        self.path = path
+        temporary = path + ".partial-\(getpid())"
+        guard FileManager.default.createFile(atPath: temporary, contents: nil),
+              let handle = FileHandle(forWritingAtPath: temporary) else {
+            throw CommandFailure(message: "cannot write \(path)")
+        }
+        self.handle = handle
+    }
+
+    func write(_ text: String) { handle.write(Data(text.utf8)) }
+
+    func close() throws {
+        try handle.close()
+        if FileManager.default.fileExists(atPath: path) { try FileManager.default.removeItem(atPath: path) }
+        try FileManager.default.moveItem(atPath: temporary, toPath: path)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: temporary) }
+}
+
+/// The output formats.
+enum ObjectWriter {
+    static func line(_ object: [String: Any]) throws -> String {
+        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
+    }
+
+    static func json(_ objects: [[String: Any]], to sink: inout some TextSink) throws {
+        sink.write(String(decoding: try JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]), as: UTF8.self) + "\n")
+    }
+
+    /// A JSON-ready value as one CSV or table cell: nil empty, lists and objects as JSON.
+    static func cell(_ value: Any?) -> String {
+        switch value {
+        case nil, is NSNull: return ""
+        case let string as String: return string
+        case let bool as Bool: return bool ? "true" : "false"
+        case let int as Int64: return String(int)
+        case let int as Int: return String(int)
+        case let double as Double: return "\(double)"
+        case let other?:
+            if JSONSerialization.isValidJSONObject(other),
+               let data = try? JSONSerialization.data(withJSONObject: other, options: [.sortedKeys, .withoutEscapingSlashes]) {
+                return String(decoding: data, as: UTF8.self)
+            }
+            return "\(other)"
+        }
+    }
+
+    /// RFC 4180: quoted when the field holds a comma, a quote, CR or LF; quotes doubled.
+    static func csvField(_ text: String) -> String {
+        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) else { return text }
+        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    static func csv(_ objects: [[String: Any]], columns: [String], to sink: inout some TextSink) {
+        sink.write(columns.map(csvField).joined(separator: ",") + "\r\n")
+        for object in objects {
+            sink.write(columns.map { csvField(cell(object[$0])) }.joined(separator: ",") + "\r\n")
+        }
+    }
+
+    /// An aligned text table (cells cut at 40 characters) for a terminal.
+    static func table(_ objects: [[String: Any]], columns: [String], to sink: inout some TextSink) {
+        func clip(_ s: String) -> String {
+            let flat = s.replacingOccurrences(of: "\n", with: " ")
+            return flat.count > 40 ? String(flat.prefix(39)) + "…" : flat
+        }
+        let rows = objects.map { object in columns.map { clip(cell(object[$0])) } }
+        var widths = columns.map(\.count)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        func render(_ cells: [String]) -> String {
+            zip(cells, widths).map { $0 + String(repeating: " ", count: $1 - $0.count) }.joined(separator: "  ")
+                .replacingOccurrences(of: "\\s+$", with: "", options: .regularExpression)
+        }
+        sink.write(render(columns) + "\n")
+        sink.write(render(widths.map { String(repeating: "-", count: $0) }) + "\n")
+        for row in rows { sink.write(render(row) + "\n") }
+    }
+}
