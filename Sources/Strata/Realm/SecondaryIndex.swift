@@ -5,24 +5,42 @@
 // A value held by few objects keeps their keys in one list. Past `smallLimit` keys the
 // list is split into 64 buckets by a hash of the primary key, so adding or removing one
 // object rewrites one bucket, not the whole list; the head record then holds a 64-bit
-// mask of the non-empty buckets, so a lookup reads only those.
+// mask of the non-empty buckets, so a lookup reads only those. A bucket that grows past
+// `splitLimit` keys splits in turn into 64 buckets by the next six bits of the hash, and
+// so on: a tree of buckets whose leaves never hold more than about `splitLimit` keys, so a
+// one-object change rewrites O(splitLimit) bytes whatever the number of objects sharing
+// the value (a value shared by a million objects: two levels, ~250 keys a leaf).
 //
 //   key = u16 length of the value key ‖ value key ‖ 0x01            → head: mode byte
 //                                          (0 = one list, 1 = buckets) ‖ u64 mask (LE)
 //   key = u16 length of the value key ‖ value key ‖ 0x00 ‖ 0xFF     → the one list
-//   key = u16 length of the value key ‖ value key ‖ 0x00 ‖ bucket   → a bucket (0 ..< 64)
+//   key = u16 length of the value key ‖ value key ‖ 0x00 ‖ path     → a leaf bucket; the
+//         path is the bucket numbers (0 ..< 64) from the top, one byte a level
+//   key = u16 length of the value key ‖ value key ‖ 0x02 ‖ path     → a split bucket: u64
+//         mask (LE) of its non-empty children; its keys are in the children's buckets
 //   list and buckets = (u32 LE length ‖ primary key bytes)*
+//
+// Level d of the tree uses bits 6d ..< 6d + 6 of the primary key's FNV-1a hash (level 0:
+// the hash modulo 64, as before the tree existed, so stores written then read the same).
 
 enum SecondaryIndex {
     static let bucketCount = 64
     /// Keys a single list holds before it is split into buckets.
     static let smallLimit = 256
     static let listSlot = 0xFF
+    /// Keys a bucket holds before it splits into 64 (at most `maxDepth` levels).
+    static let splitLimit = 512
+    static let maxDepth = 10
 
-    static func bucket(of primaryKey: [UInt8]) -> Int {
+    static func hash(of primaryKey: [UInt8]) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in primaryKey { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return Int(hash % UInt64(bucketCount))
+        return hash
+    }
+
+    /// The bucket of `primaryKey` at tree level `depth`.
+    static func bucket(of primaryKey: [UInt8], depth: Int = 0) -> Int {
+        Int(hash(of: primaryKey) >> UInt64(6 * depth) & UInt64(bucketCount - 1))
     }
 
     static func prefix(_ valueKey: [UInt8]) -> [UInt8] {
@@ -32,7 +50,16 @@ enum SecondaryIndex {
     }
 
     static func bucketKey(_ valueKey: [UInt8], _ bucket: Int) -> [UInt8] { prefix(valueKey) + [0, UInt8(bucket)] }
+    static func leafKey(_ valueKey: [UInt8], _ path: [UInt8]) -> [UInt8] { prefix(valueKey) + [0] + path }
+    static func splitKey(_ valueKey: [UInt8], _ path: [UInt8]) -> [UInt8] { prefix(valueKey) + [2] + path }
     static func headKey(_ valueKey: [UInt8]) -> [UInt8] { prefix(valueKey) + [1] }
+
+    static func decodeMask(_ bytes: [UInt8]?) -> UInt64? {
+        guard let bytes, bytes.count == 8 else { return nil }
+        return bytes.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+    }
+
+    static func maskBytes(_ mask: UInt64) -> [UInt8] { (0 ..< 8).map { UInt8(mask >> (8 * $0) & 0xFF) } }
 
     static func decodePostings(_ bytes: [UInt8]) -> [[UInt8]] {
         var keys: [[UInt8]] = []
@@ -86,9 +113,14 @@ enum SecondaryIndex {
             return try read(table, bucketKey(valueKey, listSlot)).map(decodePostings) ?? []
         case .buckets(let mask):
             var keys: [[UInt8]] = []
-            for bucket in 0 ..< bucketCount where mask & (1 << UInt64(bucket)) != 0 {
-                if let postings = try read(table, bucketKey(valueKey, bucket)) { keys.append(contentsOf: decodePostings(postings)) }
+            func visit(_ path: [UInt8]) throws {
+                if let children = decodeMask(try read(table, splitKey(valueKey, path))) {
+                    for child in 0 ..< bucketCount where children & (1 << UInt64(child)) != 0 { try visit(path + [UInt8(child)]) }
+                } else if let postings = try read(table, leafKey(valueKey, path)) {
+                    keys.append(contentsOf: decodePostings(postings))
+                }
             }
+            for bucket in 0 ..< bucketCount where mask & (1 << UInt64(bucket)) != 0 { try visit([UInt8(bucket)]) }
             return keys
         }
     }
@@ -133,6 +165,56 @@ enum SecondaryIndex {
             }
         }
 
+        /// Applies edits to the bucket at `path` (a leaf, or a split bucket whose children
+        /// take them); splits a leaf that grows past `splitLimit`. Returns whether the
+        /// bucket still holds any key.
+        private static func editBucket(_ valueKey: [UInt8], path: [UInt8], added: [[UInt8]], removed: [[UInt8]],
+                                       existing: Bool, table: UInt32, transaction: Transaction) throws -> Bool {
+            let depth = path.count
+            let splitKey = SecondaryIndex.splitKey(valueKey, path)
+            if existing, let children = SecondaryIndex.decodeMask(try transaction.get(table: table, key: splitKey)) {
+                var edits: [Int: (added: [[UInt8]], removed: [[UInt8]])] = [:]
+                for key in added { edits[SecondaryIndex.bucket(of: key, depth: depth), default: ([], [])].added.append(key) }
+                for key in removed { edits[SecondaryIndex.bucket(of: key, depth: depth), default: ([], [])].removed.append(key) }
+                var mask = children
+                for (child, edit) in edits {
+                    let bit: UInt64 = 1 << UInt64(child)
+                    let nonEmpty = try editBucket(valueKey, path: path + [UInt8(child)], added: edit.added, removed: edit.removed,
+                                                  existing: children & bit != 0, table: table, transaction: transaction)
+                    mask = nonEmpty ? mask | bit : mask & ~bit
+                }
+                if mask == 0 {
+                    try transaction.delete(table: table, key: splitKey)
+                } else if mask != children {
+                    try transaction.put(table: table, key: splitKey, value: SecondaryIndex.maskBytes(mask))
+                }
+                return mask != 0
+            }
+            let leafKey = SecondaryIndex.leafKey(valueKey, path)
+            var postings = existing ? try transaction.get(table: table, key: leafKey).map(SecondaryIndex.decodePostings) ?? [] : []
+            edit(&postings, added: added, removed: removed)
+            if postings.count > SecondaryIndex.splitLimit, depth < SecondaryIndex.maxDepth {
+                // Too many keys for one leaf: it becomes a split bucket of 64 leaves.
+                try transaction.delete(table: table, key: leafKey)
+                var children: [Int: [[UInt8]]] = [:]
+                for key in postings { children[SecondaryIndex.bucket(of: key, depth: depth), default: []].append(key) }
+                var mask: UInt64 = 0
+                for (child, keys) in children {
+                    // A child that is still too big splits on its next change.
+                    try transaction.put(table: table, key: SecondaryIndex.leafKey(valueKey, path + [UInt8(child)]), value: SecondaryIndex.encodePostings(keys))
+                    mask |= 1 << UInt64(child)
+                }
+                try transaction.put(table: table, key: splitKey, value: SecondaryIndex.maskBytes(mask))
+                return true
+            }
+            if postings.isEmpty {
+                if existing { try transaction.delete(table: table, key: leafKey) }
+            } else {
+                try transaction.put(table: table, key: leafKey, value: SecondaryIndex.encodePostings(postings))
+            }
+            return !postings.isEmpty
+        }
+
         private func apply(_ valueKey: [UInt8], added: [[UInt8]], removed: [[UInt8]], table: UInt32, transaction: Transaction) throws {
             let headKey = SecondaryIndex.headKey(valueKey)
             let head = Head(try transaction.get(table: table, key: headKey))
@@ -170,12 +252,10 @@ enum SecondaryIndex {
             }
             let wasBuckets = head != nil && head != .list
             for (bucket, edit) in bucketEdits {
-                let key = SecondaryIndex.bucketKey(valueKey, bucket)
-                var postings = wasBuckets ? try transaction.get(table: table, key: key).map(SecondaryIndex.decodePostings) ?? [] : []
-                Self.edit(&postings, added: edit.added, removed: edit.removed)
-                try put(key, postings)
+                let nonEmpty = try Self.editBucket(valueKey, path: [UInt8(bucket)], added: edit.added, removed: edit.removed,
+                                                   existing: wasBuckets, table: table, transaction: transaction)
                 let bit: UInt64 = 1 << UInt64(bucket)
-                mask = postings.isEmpty ? mask & ~bit : mask | bit
+                mask = nonEmpty ? mask | bit : mask & ~bit
             }
             if mask == 0 {
                 try transaction.delete(table: table, key: headKey)
