@@ -151,7 +151,9 @@ final class JSONFrontEndsTests: RealmTestCase {
             "phones": [["ddi": "55", "ddd": "85", "number": "1111-1111"], ["ddi": "55", "ddd": "11", "number": "2222-2222"]],
         ]]
         let lucas = try XCTUnwrap(try deserializer.object(fromRepresentation: json, mapping: person) as? FEMPerson)
-        XCTAssertEqual(delegate.calls, ["willObject", "didObject"])
+        // FEM's order, nested objects included: the car, then the phones collection.
+        XCTAssertEqual(delegate.calls, ["willObject", "willObject", "didObject", "willCollection", "willObject", "didObject",
+                                        "willObject", "didObject", "didCollection", "didObject"])
         XCTAssertEqual(lucas.name, "Lucas")
         XCTAssertEqual(lucas.updated, Date(timeIntervalSince1970: 1_700_000_000))
         XCTAssertEqual(lucas.car?.model, "i30")
@@ -175,7 +177,7 @@ final class JSONFrontEndsTests: RealmTestCase {
         delegate.calls = []
         let many = try deserializer.collection(fromRepresentation: ["result": [["user_email": "a@x"], ["user_email": "b@x"]]], mapping: person)
         XCTAssertEqual(many.count, 2)
-        XCTAssertEqual(delegate.calls, ["willCollection", "willObject", "willObject", "didObject", "didObject", "didCollection"])
+        XCTAssertEqual(delegate.calls, ["willCollection", "willObject", "didObject", "willObject", "didObject", "didCollection"])
         XCTAssertEqual(try Serializer.serialize(collection: many, mapping: person)["result"]?[1]?["user_email"], .string("b@x"))
     }
 

@@ -101,10 +101,24 @@ final class Draft {
     }
 }
 
+/// One of FastEasyMapping's delegate events, recorded while reading a payload and handed to
+/// the delegate once the drafts are written (so `didMapObject` has an object).
+enum MappingEvent {
+    /// Before an object's properties; its draft is filled in once read (nil: it failed).
+    case willObject(JSONValue, ObjectMapping, Draft?)
+    case didObject(JSONValue, ObjectMapping, Draft)
+    case willCollection(JSONValue, ObjectMapping)
+    case didCollection(JSONValue, ObjectMapping, [Draft])
+}
+
 struct MappingEngine {
     /// The realm decoding writes into (encoding unmanaged objects needs none).
     let realm: Realm?
     var options: MappingOptions
+    /// FastEasyMapping's delegate events in its order — each object's `willObject`, its
+    /// relationships' objects and collections, then its `didObject` — when the caller
+    /// records them (nil: not recorded, and nothing is spent on them).
+    var events: [MappingEvent]?
 
     /// Drafts by type and identity, so a payload's duplicates become one object.
     private var known: [ObjectIdentifier: [FieldValue: Draft]] = [:]
@@ -130,6 +144,17 @@ struct MappingEngine {
     /// Reads one object's representation.
     mutating func collect(_ json: JSONValue, mapping: ObjectMapping, at location: DraftLocation, weak: Bool = false,
                           perRoot: Int = 1) throws -> Draft {
+        let representation = json
+        let willAt = events?.count
+        events?.append(.willObject(representation, mapping, nil))
+        /// Records the object's `didObject` (and fills in its `willObject`).
+        func mapped(_ result: Draft) -> Draft {
+            if let willAt {
+                events![willAt] = .willObject(representation, mapping, result)
+                events!.append(.didObject(representation, mapping, result))
+            }
+            return result
+        }
         let json = mapping.preprocess?(json) ?? json
         let draft = Draft(mapping: mapping, location: locations.append(location))
         // Error paths below capture this table, not `self` (which would copy the engine).
@@ -168,12 +193,14 @@ struct MappingEngine {
                     switch value {
                     case .null: draft.links[rule.index] = .many([])
                     case .array(let elements):
+                        events?.append(.willCollection(value, child))
                         var children: [Draft] = []
                         for (position, element) in elements.enumerated() {
                             children.append(try collect(element, mapping: child,
                                                        at: DraftLocation(parent: draft.location, member: rule.pathText, position: position),
                                                        weak: weak, perRoot: min(perRoot * elements.count, 1 << 20)))
                         }
+                        events?.append(.didCollection(value, child, children))
                         draft.links[rule.index] = .many(children)
                     default:
                         if try mismatch(path: location(), expected: "an array of \(child.className)", found: value) { continue }
@@ -201,13 +228,13 @@ struct MappingEngine {
                     earlier.links.merge(draft.links) { $1 }
                 }
                 earlier.onlyWeak = earlier.onlyWeak && weak
-                return earlier
+                return mapped(earlier)
             }
             // At most 2^18 slots up front: a guess must not cost more than the payload.
             known[type, default: Self.table(capacity: min(expectedCount * perRoot, 1 << 18))][identity] = draft
         }
         drafts.append(draft)
-        return draft
+        return mapped(draft)
     }
 
     /// Reads the list in `data` — the top-level array, or the array under the member
@@ -503,10 +530,15 @@ struct MappingEngine {
             guard !draft.onlyWeak, let key = draft.key else { continue }
             let mapping = draft.mapping
             let bound = try realm.boundType(for: mapping.type)
-            // 2. Links, per relationship policy.
+            // 2. Links, per relationship policy (custom policies once the row is written).
             var assignments = draft.fields
+            var customLinks: [(index: Int, link: Draft.Link, weak: Bool, rule: CustomAssignment)] = []
             for (index, link) in draft.links {
                 guard case .relationship(_, let policy, let weak) = mapping.rules.first(where: { $0.index == index })?.kind else { continue }
+                if case .customized(let rule) = policy {
+                    customLinks.append((index, link, weak, rule))
+                    continue
+                }
                 let current = realm.currentField(bound: bound, key: key, index: index)
                 switch link {
                 case .one(let child):
@@ -545,6 +577,9 @@ struct MappingEngine {
             }
             // 3. Upsert: present properties only; everything else keeps its value.
             try realm.importRow(bound: bound, key: key, assignments: assignments, write: write)
+            for custom in customLinks {
+                try assignCustom(custom.rule, link: custom.link, weak: custom.weak, index: custom.index, bound: bound, key: key, realm: realm, write: write)
+            }
             // Written: its values now live in the pending row, so the draft lets go of them.
             draft.fields = []
             draft.links = [:]
@@ -554,6 +589,51 @@ struct MappingEngine {
         known = [:]
         drafts = []
         locations.removeAll()
+    }
+
+    /// A custom assignment policy: the block is given the objects related now and the JSON's
+    /// ones (the row and its children are written), and its answer becomes the link or list.
+    private func assignCustom(_ rule: CustomAssignment, link: Draft.Link, weak: Bool, index: Int, bound: BoundType,
+                              key: [UInt8], realm: Realm, write: WriteState) throws {
+        let property = bound.schema.properties[index]
+        let name = "\(bound.schema.className).\(property.name)"
+        guard let target = property.objectClassName.flatMap(realm.boundType(named:)),
+              let destination = realm.object(bound: bound, key: key) else { return }
+        var oldKeys: [[UInt8]] = []
+        switch realm.currentField(bound: bound, key: key, index: index) {
+        case .link(let old)?: oldKeys = [old]
+        case .list(let items)?: oldKeys = items.compactMap { if case .link(let k) = $0 { return k } else { return nil } }
+        default: break
+        }
+        var newKeys: [[UInt8]]
+        switch link {
+        case .one(let child): newKeys = child?.key.map { [$0] } ?? []
+        case .many(let children): newKeys = children.compactMap(\.key)
+        }
+        if weak { newKeys = newKeys.filter { realm.rowExists(linkProperty: property, key: $0) } }
+        let old = oldKeys.compactMap { realm.object(bound: target, key: $0) }
+        let new = newKeys.compactMap { realm.object(bound: target, key: $0) }
+        let chosen = try rule.block(old, new, RelationshipAssignmentContext(realm: realm, destinationObject: destination, property: property.name))
+        var keys: [[UInt8]] = []
+        for object in chosen {
+            guard let state = object._state, state.realm === realm, !state.isInvalidated else {
+                throw RealmError.invalidValue("\(name): the custom assignment policy returned \(type(of: object).className) that this realm does not manage (unmanaged, deleted, or another realm's)")
+            }
+            guard state.bound.table == target.table else {
+                throw RealmError.invalidValue("\(name): the custom assignment policy returned a \(state.bound.className); the property links to \(target.className)")
+            }
+            keys.append(state.key)
+        }
+        var only = [FieldValue?](repeating: nil, count: bound.schema.properties.count)
+        if property.isList {
+            only[index] = .list(keys.map(FieldValue.link))
+        } else {
+            guard keys.count <= 1 else {
+                throw RealmError.invalidValue("\(name): the custom assignment policy returned \(keys.count) objects for a to-one relationship")
+            }
+            only[index] = keys.first.map(FieldValue.link) ?? .null
+        }
+        try realm.importRow(bound: bound, key: key, assignments: only, write: write)
     }
 
     /// The object a written draft became (nil for a weak one that names no existing object).

@@ -22,7 +22,7 @@ public struct JSONValueTransformer: @unchecked Sendable {
 
 /// What happens to a relationship's current objects when JSON assigns new ones
 /// (FastEasyMapping's assignment policies).
-public enum AssignmentPolicy: Sendable {
+public enum AssignmentPolicy: Sendable, Hashable {
     /// Replace the link (to-many: the list) with the JSON's objects.
     case assign
     /// To-one: merge the JSON into the object already linked, if any.
@@ -33,6 +33,72 @@ public enum AssignmentPolicy: Sendable {
     case objectReplace
     /// To-many: delete the current objects that the JSON does not list, then assign.
     case collectionReplace
+    /// Your own rule, as made by ``custom(_:)``.
+    case customized(CustomAssignment)
+
+    /// Your own rule (FastEasyMapping's custom `FEMAssignmentPolicy` block): given the objects
+    /// related before (`old`), the ones the JSON maps to (`new`) and a context, return the
+    /// objects to relate. To-one relationships pass and take zero or one object.
+    ///
+    /// ```swift
+    /// phones.assignmentPolicy = .custom { old, new, context in
+    ///     let kept = Set(new.map(\.primaryKeyValue))        // collectionReplace, by hand
+    ///     for phone in old where !kept.contains(phone.primaryKeyValue) { try context.deleteRelationshipObject(phone) }
+    ///     return new
+    /// }
+    /// ```
+    ///
+    /// The block runs inside the deserializer's write, once per object that the JSON gives
+    /// this relationship (JSON null gives `new == []`), after the object's attributes are set.
+    /// Returning an object this realm does not manage, of another type, or more than one
+    /// object for a to-one relationship throws ``RealmError/invalidValue(_:)``.
+    public static func custom(_ assign: @escaping CustomAssignment.Block) -> AssignmentPolicy {
+        .customized(CustomAssignment(assign))
+    }
+}
+
+/// A custom assignment rule (see ``AssignmentPolicy/custom(_:)``); equal only to itself.
+public final class CustomAssignment: Hashable, Sendable {
+    /// Old related objects, new ones, the context → the objects to relate.
+    public typealias Block = @Sendable (_ old: [Object], _ new: [Object], _ context: RelationshipAssignmentContext) throws -> [Object]
+    let block: Block
+
+    init(_ block: @escaping Block) {
+        self.block = block
+    }
+
+    /// The same rule.
+    public static func == (a: CustomAssignment, b: CustomAssignment) -> Bool { a === b }
+    /// Hashes the rule's identity.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// What a custom assignment policy is given besides the old and new objects
+/// (FastEasyMapping's `FEMRelationshipAssignmentContext`).
+public final class RelationshipAssignmentContext {
+    /// The realm being written (inside its write transaction).
+    public let realm: Realm
+    /// The object whose relationship is assigned, its attributes already set.
+    public let destinationObject: Object
+    /// The relationship's property name.
+    public let property: String
+
+    init(realm: Realm, destinationObject: Object, property: String) {
+        self.realm = realm
+        self.destinationObject = destinationObject
+        self.property = property
+    }
+
+    /// Deletes a related object (an old one the new value drops), as FEM's
+    /// `deleteRelationshipObject:` does.
+    ///
+    /// - Throws: ``RealmError`` when `object` is not managed by ``realm``.
+    public func deleteRelationshipObject(_ object: Object) throws {
+        guard object.realm === realm else {
+            throw RealmError.invalidObject("RelationshipAssignmentContext.deleteRelationshipObject(_:) for \(destinationObject.objectSchema.className).\(property): the object is not managed by this realm")
+        }
+        try realm.delete(object)
+    }
 }
 
 /// A compiled mapping of one object type.
