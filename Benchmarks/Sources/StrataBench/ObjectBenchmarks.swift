@@ -111,8 +111,18 @@ struct ObjectBenchmarks {
                         .sorted(by: [SortDescriptor(\BenchPost.score, order: .reverse)])
                     for post in results { checksum &+= post.likes }
                 }
+            case "list":
+                // A REST list endpoint: an indexed equality, sorted, the first 20 (100 objects an author).
+                elapsed = time {
+                    for n in 0..<20_000 {
+                        let author = "author\(n % Self.authors)"
+                        let page = realm.objects(BenchPost.self).filter(#Predicate { $0.author == author })
+                            .sorted(by: [SortDescriptor(\BenchPost.likes, order: .reverse)]).prefix(20)
+                        for post in page { checksum &+= post.likes }
+                    }
+                }
             default:
-                throw ValidationError("phases: upsert, make, read, scan, sort")
+                throw ValidationError("phases: upsert, make, read, scan, sort, list")
             }
             if round < rounds - 1 { continue }
             log(String(format: "%@ round %d: %.3f s (%.2f µs per object)", phase, round, elapsed, elapsed / Double(objects) * 1e6))

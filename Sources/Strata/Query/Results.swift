@@ -418,9 +418,39 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         } else if sortKeys.isEmpty {
             rows.sort { $0.key.lexicographicallyPrecedes($1.key) }
         } else {
-            rows.sort { precedes($0.values, $0.key, $1.values, $1.key, keys: sortKeys) }
+            return limited(Self.sortedKeys(rows, sortKeys: sortKeys), ordered: ordered)
         }
         return limited(rows.map(\.key), ordered: ordered)
+    }
+
+    /// The rows' keys in sort order. The comparisons read the sort values through unsafe
+    /// buffers of one flat array: sorting the rows themselves retained and released four
+    /// arrays per comparison, a third of a sorted query's time.
+    private static func sortedKeys(_ rows: [(key: [UInt8], values: [FieldValue])], sortKeys: [(index: Int, reverse: Bool)]) -> [[UInt8]] {
+        let width = sortKeys.count
+        var values: [FieldValue] = []
+        values.reserveCapacity(rows.count * width)
+        for row in rows { values.append(contentsOf: row.values) }
+        let keys = rows.map(\.key)
+        let reverse = sortKeys.map(\.reverse)
+        var order = Array(keys.indices)
+        values.withUnsafeBufferPointer { values in
+            keys.withUnsafeBufferPointer { keys in
+                reverse.withUnsafeBufferPointer { reverse in
+                    order.sort { a, b in
+                        for position in 0 ..< width {
+                            switch QueryCompiler.order(values[a * width + position], values[b * width + position]) {
+                            case .orderedAscending: return !reverse[position]
+                            case .orderedDescending: return reverse[position]
+                            case .orderedSame: continue
+                            }
+                        }
+                        return keys[a].lexicographicallyPrecedes(keys[b])
+                    }
+                }
+            }
+        }
+        return order.map { keys[$0] }
     }
 
     /// The first `limit` keys (all of them without a limit, or when the caller orders them:
