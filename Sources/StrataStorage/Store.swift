@@ -95,6 +95,9 @@ public final class Store: @unchecked Sendable {
 
     // Guarded by `fileNumbers`: the next number for a new segment file (log or compacted).
     let fileNumbers: Locked<UInt32>
+    /// The segments MANIFEST lists, as last written. Taken inside the write gate by a roll,
+    /// without it by a compaction; never held while taking another lock but `syncMonitor`.
+    let manifestLock: Locked<Manifest>
 
     // Guarded by `compactionMonitor`: one compaction at a time; close cancels them.
     let compactionMonitor = Monitor()
@@ -160,6 +163,7 @@ public final class Store: @unchecked Sendable {
         activeRegion = recovered.activeRegion
         lastAppendedSequence = recovered.directory.sequence
         fileNumbers = Locked(recovered.nextFileNumber)
+        manifestLock = Locked(recovered.manifest)
         syncedSequence = recovered.directory.sequence
         appendedSequence = recovered.directory.sequence
         syncedEnd = (recovered.activeID, recovered.activeSize)

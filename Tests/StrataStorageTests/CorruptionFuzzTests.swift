@@ -1,6 +1,8 @@
 // Corruption fuzzing: random byte flips, truncations, zeroed ranges and appended garbage in
-// segments, hint files and the clean-shutdown marker. Opening, reading and scanning must
-// throw a StoreError or return exactly the committed data: never trap, never a wrong value.
+// segments, hint files, the manifest and the clean-shutdown marker; and whole files deleted,
+// duplicated under another name, replaced by an older copy, or truncated on a record
+// boundary. Opening, reading and scanning must throw a StoreError or return exactly the
+// committed data: never trap, never a wrong value.
 
 import Foundation
 import XCTest
@@ -11,6 +13,8 @@ final class CorruptionFuzzTests: XCTestCase {
         var files: [String: Data]
         var models: [UInt64: Model]
         var last: UInt64
+        /// The files as they were (store open, everything synced) before the compaction.
+        var older: [String: Data]
     }
 
     private func buildPristine(in dir: TemporaryDirectory) throws -> Pristine {
@@ -21,7 +25,14 @@ final class CorruptionFuzzTests: XCTestCase {
         let store = try Store(directory: dir.url, options: opts)
         var model: Model = [:]
         var models: [UInt64: Model] = [0: [:]]
+        var older: [String: Data] = [:]
         for round in 0 ..< 120 {
+            if round == 50 {
+                try store.sync()
+                for name in try FileManager.default.contentsOfDirectory(atPath: dir.path) where name != "LOCK" {
+                    older[name] = try Data(contentsOf: URL(fileURLWithPath: dir.path + "/" + name))
+                }
+            }
             // Half-way, a compaction: the store then holds compacted segments, sealed log
             // segments with hint files, and an active segment.
             if round == 60 { try store.compact() }
@@ -49,7 +60,7 @@ final class CorruptionFuzzTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(files.keys.filter { $0.hasSuffix(".hint") }.count, 2)
         XCTAssertTrue(files.keys.contains { $0.hasSuffix(".seg") && files[$0]![16] == SegmentKind.compacted.rawValue },
                       "the pristine store includes compacted segments")
-        return Pristine(files: files, models: models, last: last)
+        return Pristine(files: files, models: models, last: last, older: older)
     }
 
     private func mutate(_ data: inout Data, rng: inout SplitMix64) -> String {
@@ -100,54 +111,132 @@ final class CorruptionFuzzTests: XCTestCase {
             try data.write(to: URL(fileURLWithPath: dir.path + "/" + victim))
             let context = "case \(n): \(victim) \(what), clean marker \(clean)"
 
-            let store: Store
-            do {
-                store = try Store(directory: dir.url)
-            } catch let error as StoreError {
-                outcomes["open refused"]! += 1
-                if case .corrupted(let segment, _, _) = error {
-                    XCTAssertFalse(segment.isEmpty, context)
-                } else {
-                    XCTFail("unexpected error \(error), \(context)")
-                }
-                continue
-            }
-            let recovered = store.lastSequence
-            guard let expected = pristine.models[recovered] else {
-                XCTFail("recovered sequence \(recovered) was never committed, \(context)")
-                continue
-            }
-            if clean { XCTAssertEqual(recovered, pristine.last, "opened a damaged cleanly-closed store short of its data, \(context)") }
-            var refused = false
-            let snap = store.snapshot()
-            for table in UInt32(0) ..< 2 {
-                XCTAssertEqual(snap.count(table: table), expected[table]?.count ?? 0, context)
-                for (k, v) in expected[table] ?? [:] {
-                    do {
-                        let got = try store.get(table: table, key: k)
-                        XCTAssertEqual(got, v, "wrong value for \(String(decoding: k, as: UTF8.self)), \(context)")
-                    } catch let error as StoreError {
-                        guard case .corrupted = error else { XCTFail("\(error), \(context)"); continue }
-                        refused = true
-                    }
-                }
-                do {
-                    var rows: [[UInt8]: [UInt8]] = [:]
-                    try snap.scan(table: table) { k, v in rows[k] = v }
-                    XCTAssertEqual(rows, expected[table] ?? [:], "scan, \(context)")
-                } catch is StoreError {
-                    refused = true
-                }
-            }
-            if refused {
-                outcomes["read refused"]! += 1
-            } else if recovered == pristine.last {
-                outcomes["all data intact"]! += 1
-            } else {
-                outcomes["committed prefix (no clean marker)"]! += 1
-            }
-            try? store.close()
+            check(dir: dir, pristine: pristine, complete: clean, context: context, outcomes: &outcomes)
         }
         print("corruption fuzz: \(cases) damaged stores: \(outcomes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+    }
+
+    /// Opens the damaged store in `dir`: it must be refused with `corrupted` naming a file, or
+    /// hold exactly the data of one committed sequence (the last one when `complete`), every
+    /// read returning that data or refusing with `corrupted`.
+    private func check(dir: TemporaryDirectory, pristine: Pristine, complete: Bool, context: String,
+                       outcomes: inout [String: Int]) {
+        let store: Store
+        do {
+            store = try Store(directory: dir.url)
+        } catch let error as StoreError {
+            outcomes["open refused", default: 0] += 1
+            if case .corrupted(let segment, _, _) = error {
+                XCTAssertFalse(segment.isEmpty, context)
+            } else {
+                XCTFail("unexpected error \(error), \(context)")
+            }
+            return
+        } catch {
+            XCTFail("unexpected error \(error), \(context)")
+            return
+        }
+        let recovered = store.lastSequence
+        guard let expected = pristine.models[recovered] else {
+            XCTFail("recovered sequence \(recovered) was never committed, \(context)")
+            return
+        }
+        if complete { XCTAssertEqual(recovered, pristine.last, "opened a damaged store short of its data, \(context)") }
+        var refused = false
+        let snap = store.snapshot()
+        for table in UInt32(0) ..< 2 {
+            XCTAssertEqual(snap.count(table: table), expected[table]?.count ?? 0, context)
+            for (k, v) in expected[table] ?? [:] {
+                do {
+                    let got = try store.get(table: table, key: k)
+                    XCTAssertEqual(got, v, "wrong value for \(String(decoding: k, as: UTF8.self)), \(context)")
+                } catch let error as StoreError {
+                    guard case .corrupted = error else { XCTFail("\(error), \(context)"); continue }
+                    refused = true
+                } catch {
+                    XCTFail("\(error), \(context)")
+                }
+            }
+            do {
+                var rows: [[UInt8]: [UInt8]] = [:]
+                try snap.scan(table: table) { k, v in rows[k] = v }
+                XCTAssertEqual(rows, expected[table] ?? [:], "scan, \(context)")
+            } catch {
+                refused = true
+            }
+        }
+        if refused {
+            outcomes["read refused", default: 0] += 1
+        } else if recovered == pristine.last {
+            outcomes["all data intact", default: 0] += 1
+        } else {
+            outcomes["committed prefix (no clean marker)", default: 0] += 1
+        }
+        try? store.close()
+    }
+
+    /// Whole files: deleted, copied under another segment's (or a new) name, replaced by an
+    /// older copy, or a segment truncated at a record boundary. Only the active segment of a
+    /// store closed without `CLEAN` may lose data (as a crash would); anything else must open
+    /// complete or be refused.
+    func testWholeFileDamageNeverTrapsOrLies() throws {
+        let source = TemporaryDirectory("fuzz-files-src")
+        let pristine = try buildPristine(in: source)
+        var rng = SplitMix64(seed: baseSeed &+ 302)
+        let cases = 200 * fuzzScale
+        var outcomes: [String: Int] = [:]
+        let names = pristine.files.keys.sorted()
+        let segments = names.filter { $0.hasSuffix(".seg") }
+        let active = segments.filter { pristine.files[$0]![16] == SegmentKind.log.rawValue }.max()!
+        for n in 0 ..< cases {
+            let dir = TemporaryDirectory("fuzz-files")
+            let clean = n % 2 == 0
+            var files = pristine.files
+            if !clean { files[CleanShutdown.fileName] = nil }
+            let what: String
+            var mayLoseData = false
+            switch rng.next() % 4 {
+            case 0:
+                let victim = files.keys.sorted().randomElement(using: &rng)!
+                files[victim] = nil
+                what = "deleted \(victim)"
+            case 1:
+                let from = files.keys.sorted().randomElement(using: &rng)!
+                let to: String
+                if rng.next() % 2 == 0 {
+                    to = files.keys.sorted().randomElement(using: &rng)!
+                } else {
+                    let number = UInt32(rng.next() % 40) + 1
+                    to = rng.next() % 2 == 0 ? segmentName(number) : hintName(number)
+                }
+                files[to] = files[from]
+                what = "\(from) copied over \(to)"
+            case 2:
+                let victim = pristine.older.keys.sorted().randomElement(using: &rng)!
+                files[victim] = pristine.older[victim]
+                // An older copy of the active segment is a crash's loss only without CLEAN.
+                mayLoseData = victim == active
+                what = "\(victim) replaced by its older copy"
+            default:
+                let victim = segments.randomElement(using: &rng)!
+                let data = pristine.files[victim]!
+                var boundaries: [Int] = [SegmentHeader.size]
+                data.withUnsafeBytes { raw in
+                    var offset = SegmentHeader.size
+                    while offset < raw.count, case .success(let record) = RecordView.parse(raw, at: offset) {
+                        offset += record.size
+                        boundaries.append(offset)
+                    }
+                }
+                let cut = boundaries.randomElement(using: &rng)!
+                files[victim] = data.prefix(cut)
+                mayLoseData = victim == active
+                what = "\(victim) truncated at record boundary \(cut) of \(data.count)"
+            }
+            for (name, data) in files { try data.write(to: URL(fileURLWithPath: dir.path + "/" + name)) }
+            let context = "case \(n): \(what), clean marker \(clean)"
+            check(dir: dir, pristine: pristine, complete: clean || !mayLoseData, context: context, outcomes: &outcomes)
+        }
+        print("whole-file fuzz: \(cases) damaged stores: \(outcomes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
     }
 }

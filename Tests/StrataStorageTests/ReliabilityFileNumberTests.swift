@@ -69,6 +69,9 @@ final class ReliabilityFileNumberTests: XCTestCase {
         segment.replaceSubrange(0 ..< SegmentHeader.size, with: SegmentHeader.encode(number: number))
         try Data(segment).write(to: URL(fileURLWithPath: dir.path + "/" + segmentName(number)))
         try fm.removeItem(atPath: dir.path + "/00000001.seg")
+        var manifest = Manifest()
+        manifest.entries[number] = Manifest.Entry(kind: .log, sealedLength: nil)
+        try Data(manifest.encode()).write(to: URL(fileURLWithPath: dir.path + "/" + Manifest.fileName))
     }
 
     /// The last file number: a writable open refuses cleanly (a roll would need the next

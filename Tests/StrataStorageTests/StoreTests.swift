@@ -292,16 +292,16 @@ final class StoreTests: XCTestCase {
             try store.write { try $0.put(table: 1, key: bytes("k"), value: bytes("v")) }
             try store.close()
         }
-        // Rewrite the header as a future version 2 would (with a valid checksum).
+        // Rewrite the header as a future version 3 would (with a valid checksum).
         let url = URL(fileURLWithPath: dir.path + "/00000001.seg")
         var data = try Data(contentsOf: url)
-        data.replaceSubrange(8 ..< 12, with: [2, 0, 0, 0])
+        data.replaceSubrange(8 ..< 12, with: [3, 0, 0, 0])
         let crc = Checksum.crc32c(Array(data[0 ..< 44]))
         data.replaceSubrange(44 ..< 48, with: withUnsafeBytes(of: crc.littleEndian) { Array($0) })
         try data.write(to: url)
         XCTAssertThrowsError(try Store(directory: dir.url)) {
-            XCTAssertEqual($0 as? StoreError, .formatVersion(found: 2, supported: 1))
-            XCTAssertTrue("\($0)".contains("format version 2"))
+            XCTAssertEqual($0 as? StoreError, .formatVersion(found: 3, supported: 2))
+            XCTAssertTrue("\($0)".contains("format version 3"))
         }
     }
 

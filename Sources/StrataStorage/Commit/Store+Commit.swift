@@ -301,6 +301,20 @@ extension Store {
             newFile.close()
             throw error
         }
+        do {
+            // The manifest names the new segment before anything is committed to it, and
+            // records the sealed one's exact length.
+            try updateManifest { manifest in
+                manifest.entries[oldID] = Manifest.Entry(kind: .log, sealedLength: oldSize)
+                manifest.entries[newID] = Manifest.Entry(kind: .log, sealedLength: nil)
+            }
+        } catch {
+            // Unless the store was taken out of service (the new manifest may be on disk),
+            // the old one stands, and the new segment, holding only its header, is unlisted.
+            newFile.close()
+            if syncMonitor.withLock({ failure }) == nil { try? fileSystem.remove(path + "/" + segmentName(newID)) }
+            throw error
+        }
         if writeHint { writeHintForSealed(id: oldID, region: activeRegion, length: oldSize) }
         writerDirectory.setSealed(SegmentView(id: oldID, region: activeRegion, length: oldSize))
         writerSpace[oldID]?.sealed = true

@@ -196,6 +196,30 @@ extension Store {
             poison(error)
             throw error
         }
+        // The outputs replace the inputs in the manifest: from here a crash leaves the
+        // outputs, and the inputs are leftovers the next open removes.
+        do {
+            try updateManifest { manifest in
+                for input in inputs { manifest.entries[input.number] = nil }
+                for output in outputs { manifest.entries[output.number] = Manifest.Entry(kind: .compacted, sealedLength: output.size) }
+            }
+        } catch {
+            // The old manifest stands (unless the store was taken out of service): the
+            // published outputs are unlisted leftovers; remove them.
+            for output in outputs { output.file.close() }
+            if syncMonitor.withLock({ failure }) == nil {
+                do {
+                    for output in outputs {
+                        try fileSystem.remove(path + "/" + segmentName(output.number))
+                        try fileSystem.remove(path + "/" + hintName(output.number))
+                    }
+                    try fileSystem.syncDirectory(path)
+                } catch let removal as StoreError {
+                    poison(removal)
+                }
+            }
+            throw error
+        }
         var outputViews: [SegmentView] = []
         for output in outputs {
             let region = try output.file.map(length: output.size)

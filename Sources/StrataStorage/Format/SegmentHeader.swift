@@ -1,6 +1,6 @@
 // The 48-byte header that opens every segment file:
 //   0  8  magic "STRATASG"
-//   8  4  format version (1)
+//   8  4  format version (2; version 1, written before the MANIFEST existed, is still read)
 //   12 4  file number (matches the file name)
 //   16 1  kind: 0 log (transactions with commit records), 1 compacted (standalone records)
 //   17 3  reserved, 0
@@ -36,7 +36,10 @@ enum SegmentKind: UInt8, Sendable {
 enum SegmentHeader {
     static let size = 48
     static let magic: [UInt8] = Array("STRATASG".utf8)
-    static let formatVersion: UInt32 = 1
+    /// The version written. Version 2 stores have a MANIFEST (Manifest.swift); a version 1
+    /// segment (a store written before it existed) is read the same way.
+    static let formatVersion: UInt32 = 2
+    static let oldestReadableVersion: UInt32 = 1
 
     struct Info: Equatable {
         var kind: SegmentKind
@@ -45,6 +48,8 @@ enum SegmentHeader {
         var reliesOnSequence: UInt64 = 0
         /// Compacted segments: the newest sequence of the segments they replaced.
         var coversThroughSequence: UInt64 = 0
+        /// The header's format version (1 or 2).
+        var version: UInt32 = SegmentHeader.formatVersion
     }
 
     static func encode(number: UInt32, kind: SegmentKind = .log, position: ReplayPosition? = nil,
@@ -83,7 +88,7 @@ enum SegmentHeader {
             return .failure(.badChecksum)
         }
         let version = bytes.le32(8)
-        guard version == formatVersion else { return .failure(.version(version)) }
+        guard (oldestReadableVersion ... formatVersion).contains(version) else { return .failure(.version(version)) }
         guard bytes.le32(12) == number else { return .failure(.wrongNumber(bytes.le32(12))) }
         guard let kind = SegmentKind(rawValue: bytes[16]), bytes[17] == 0, bytes[18] == 0, bytes[19] == 0 else {
             return .failure(.malformed("segment header has an unknown kind or reserved bits set"))
@@ -97,6 +102,6 @@ enum SegmentHeader {
             return .failure(.malformed("compacted segment without a minor replay position"))
         }
         if covers > relies { return .failure(.malformed("compacted segment covers more than it relied on")) }
-        return .success(Info(kind: kind, position: position, reliesOnSequence: relies, coversThroughSequence: covers))
+        return .success(Info(kind: kind, position: position, reliesOnSequence: relies, coversThroughSequence: covers, version: version))
     }
 }

@@ -19,6 +19,8 @@ struct Recovered {
     var activeRegion: MappedRegion
     /// The number the next new segment file takes.
     var nextFileNumber: UInt32
+    /// The segments as MANIFEST lists them (written already, unless the open was read-only).
+    var manifest: Manifest
 }
 
 /// A segment file found at open, with its header read.
@@ -61,7 +63,12 @@ extension Store {
             // Unfinished hint files, markers and compaction outputs.
             for name in names where name.hasSuffix(".tmp") { try fs.remove(path + "/" + name) }
         }
-        let numbers = names.compactMap(parseSegmentName).sorted()
+        let allNumbers = names.compactMap(parseSegmentName).sorted()
+        let manifest = try readManifest(path: path, names: names, fileSystem: fs)
+        var numbers = allNumbers
+        if let manifest {
+            numbers = try checkAgainstManifest(manifest, numbers: allNumbers, path: path, writable: writable, fileSystem: fs)
+        }
         if writable {
             // A hint whose segment is gone (a crash between deleting a compacted segment and
             // its hint) must not survive to meet a later segment that reuses the number.
@@ -82,15 +89,19 @@ extension Store {
             }
             guard writable else {
                 return Recovered(directory: directory, space: space, activeFile: nil, activeID: 0, activeSize: 0,
-                                 activeRegion: MappedRegion(base: nil, length: 0), nextFileNumber: 1)
+                                 activeRegion: MappedRegion(base: nil, length: 0), nextFileNumber: 1, manifest: Manifest())
             }
             let file = try createSegment(path: path, id: 1, fileSystem: fs)
             let region = try file.map(length: activeMappingLength(forSize: SegmentHeader.size, segmentSize: options.segmentSize))
             directory.active = SegmentView(id: 1, region: region, length: SegmentHeader.size)
             space[1] = SegmentSpace(diskBytes: SegmentHeader.size, sealed: false)
+            var created = Manifest()
+            created.entries[1] = Manifest.Entry(kind: .log, sealedLength: nil)
+            try writeManifest(created, path: path, fileSystem: fs)
             if marker != nil { try removeMarker(path: path, fileSystem: fs) }
             return Recovered(directory: directory, space: space, activeFile: file, activeID: 1,
-                             activeSize: SegmentHeader.size, activeRegion: region, nextFileNumber: 2)
+                             activeSize: SegmentHeader.size, activeRegion: region,
+                             nextFileNumber: max(2, (allNumbers.last ?? 0) &+ 1), manifest: created)
         }
         if writable, newestNumber == .max {
             // Every later segment file (a roll, a compaction output) needs a higher number.
@@ -108,10 +119,19 @@ extension Store {
                 throw StoreError.corrupted(segment: segmentName(number), offset: Int(UInt32.max),
                                            reason: "segment is larger than 4 GiB, which Strata never writes")
             }
+            if let sealedLength = manifest?.entries[number]?.sealedLength, sealedLength != size {
+                throw StoreError.corrupted(
+                    segment: segmentName(number), offset: min(size, sealedLength),
+                    reason: "segment is \(size) bytes but was sealed at \(sealedLength) bytes, as MANIFEST records (truncated, replaced by another copy, or appended to)")
+            }
             let region = try file.map(length: size)
             let bytes = region.bytes(at: 0, count: size, limit: size) ?? UnsafeRawBufferPointer(start: nil, count: 0)
             switch SegmentHeader.read(bytes, number: number) {
             case .success(let info):
+                if let listed = manifest?.entries[number], listed.kind != info.kind {
+                    throw StoreError.corrupted(segment: segmentName(number), offset: 16,
+                                               reason: "segment is a \(info.kind) segment but MANIFEST lists a \(listed.kind) segment of that number (replaced file)")
+                }
                 found.append(FoundSegment(number: number, size: size, region: region, info: info, tornCreation: false))
             case .failure(.version(let version)):
                 throw StoreError.formatVersion(found: Int(version), supported: Int(SegmentHeader.formatVersion))
@@ -130,6 +150,13 @@ extension Store {
         guard let active = found.last, active.info.kind == .log else {
             throw StoreError.corrupted(segment: segmentName(found.last!.number), offset: 0,
                                        reason: "the newest segment in replay order is not a log segment")
+        }
+        if manifest == nil, let listed = found.first(where: { $0.info.version >= 2 && !($0.number == active.number && $0.size <= SegmentHeader.size) }) {
+            // Every segment of format version 2 is named by a MANIFEST, written before anything
+            // is committed to it; only a new segment still empty can predate its manifest.
+            throw StoreError.corrupted(
+                segment: Manifest.fileName, offset: 0,
+                reason: "the manifest is missing, but segment \(segmentName(listed.number)) (format version 2) was written under one: it was deleted")
         }
 
         var lastSequence: UInt64 = 0
@@ -218,9 +245,27 @@ extension Store {
         space[id] = mergeSpace(space[id], segmentSpace)
         directory.active = SegmentView(id: id, region: region, length: validLength)
         directory.sequence = lastSequence
+        var loaded = Manifest()
+        for segment in found.dropLast() {
+            loaded.entries[segment.number] = Manifest.Entry(kind: segment.info.kind, sealedLength: segment.size)
+        }
+        loaded.entries[id] = Manifest.Entry(kind: .log, sealedLength: nil)
+        if writable, manifest == nil {
+            // A store written before manifests existed (or a new one whose first manifest
+            // write a crash interrupted): list its segments now, then mark the active segment
+            // version 2, so that older builds, which would not keep the manifest current,
+            // refuse the store instead of writing to it.
+            try writeManifest(loaded, path: path, fileSystem: fs)
+            if active.info.version < SegmentHeader.formatVersion && !active.tornCreation {
+                try file.write(SegmentHeader.encode(number: id), at: 0)
+                try file.sync()
+            }
+        }
         keepFile = writable
+        let newestFile = allNumbers.last ?? newestNumber
         return Recovered(directory: directory, space: space, activeFile: writable ? file : nil, activeID: id,
-                         activeSize: validLength, activeRegion: region, nextFileNumber: newestNumber == .max ? .max : newestNumber + 1)
+                         activeSize: validLength, activeRegion: region, nextFileNumber: newestFile == .max ? .max : newestFile + 1,
+                         manifest: manifest ?? loaded)
     }
 
     /// Loads a sealed log segment or a compacted segment into the index, from its hint file
@@ -303,6 +348,67 @@ extension Store {
         var merged = found
         merged.liveBytes += earlier.liveBytes
         return merged
+    }
+
+    /// The MANIFEST, or nil if the store has none (a new store, or one written before
+    /// manifests existed). A damaged one is corruption: it cannot be rebuilt from the
+    /// segments, which is the point of it.
+    private static func readManifest(path: String, names: [String], fileSystem fs: any FileSystem) throws -> Manifest? {
+        guard names.contains(Manifest.fileName) else { return nil }
+        let file = try fs.openFile(path + "/" + Manifest.fileName, create: false, readOnly: true)
+        defer { file.close() }
+        let size = try file.size()
+        guard size <= Manifest.headerSize + Manifest.entrySize * Int(UInt32.max) + 4 else {
+            throw StoreError.corrupted(segment: Manifest.fileName, offset: 0, reason: "manifest is implausibly large")
+        }
+        switch Manifest.decode(try file.readAll()) {
+        case .success(let manifest): return manifest
+        case .failure(let problem):
+            throw StoreError.corrupted(segment: Manifest.fileName, offset: 0,
+                                       reason: problem.reason + " (restore the store from a backup; the segments alone cannot prove nothing is missing)")
+        }
+    }
+
+    /// Checks the segment files against the manifest: every listed file must exist. A file
+    /// it does not list is left over from an interrupted switch — a compaction's output
+    /// published before the manifest named it, an input the manifest no longer names, or a
+    /// new log segment (header only) a roll created before the manifest named it — and is
+    /// removed (writable) or ignored. Returns the numbers of the segments to load.
+    private static func checkAgainstManifest(_ manifest: Manifest, numbers: [UInt32], path: String, writable: Bool,
+                                             fileSystem fs: any FileSystem) throws -> [UInt32] {
+        let present = Set(numbers)
+        for number in manifest.entries.keys.sorted() where !present.contains(number) {
+            let what = manifest.entries[number]!.sealedLength.map { "a sealed \(manifest.entries[number]!.kind) segment of \($0) bytes" } ?? "the active segment"
+            throw StoreError.corrupted(segment: segmentName(number), offset: 0,
+                                       reason: "segment file is missing: MANIFEST lists it as \(what) (deleted or lost; restore it from a backup)")
+        }
+        let active = manifest.activeNumber ?? 0
+        var leftovers: [UInt32] = []
+        for number in numbers where manifest.entries[number] == nil {
+            if number > active {
+                let file = try fs.openFile(path + "/" + segmentName(number), create: false, readOnly: true)
+                defer { file.close() }
+                let size = try file.size()
+                let header = try file.read(count: SegmentHeader.size, at: 0)
+                let compacted = header.withUnsafeBytes { raw -> Bool in
+                    if case .success(let info) = SegmentHeader.read(raw, number: number) { return info.kind == .compacted }
+                    return false
+                }
+                guard compacted || size <= SegmentHeader.size else {
+                    throw StoreError.corrupted(segment: segmentName(number), offset: SegmentHeader.size,
+                                               reason: "log segment holds data but MANIFEST, whose active segment is \(segmentName(active)), does not list it")
+                }
+            }
+            leftovers.append(number)
+        }
+        if writable && !leftovers.isEmpty {
+            for number in leftovers {
+                try fs.remove(path + "/" + segmentName(number))
+                try fs.remove(path + "/" + hintName(number))
+            }
+            try fs.syncDirectory(path)
+        }
+        return numbers.filter { manifest.entries[$0] != nil }
     }
 
     private static func readMarker(path: String, names: [String], fileSystem fs: any FileSystem) throws -> CleanShutdown.Marker? {
