@@ -128,6 +128,11 @@ struct TaskEntity {
     let id: Int
     let name: String
     static func map(_ model: TaskModel) -> TaskEntity { TaskEntity(id: model.id, name: model.name) }
+    init(id: Int, name: String) {
+        self.id = id
+        self.name = name
+    }
+    init(_ model: TaskModel) { self.init(id: model.id, name: model.name) }
 }
 
 final class RRCUser: Object {
@@ -596,6 +601,46 @@ final class SeedExamplesTests: XCTestCase {
             XCTAssertEqual("\($0)", "invalid value: Deserializer.object(fromRepresentation:mapping:) as Car: the mapping maps Person")
         }
         XCTAssertNil(realm.object(ofType: Person.self, forPrimaryKey: "z@x"))
+    }
+
+    /// API.md §8's seed lines, as written there (`Task` is `TaskEntity` here).
+    func testAPIContractSection8SeedLines() throws {
+        let realm = try openRealm()
+        let task = TaskModel(id: 1, name: "a", projectID: 1)
+        let old = TaskModel(id: 2, name: "b", projectID: 1)
+        try realm.write { try realm.add(old) }
+
+        // RealmResultsController seed
+        let request = RealmRequest<TaskModel>(predicate: "id != 0", realm: realm, sortKeyPaths: ["projectID", "name"])
+        let rrc = try RealmResultsController<TaskModel, TaskEntity>(request: request, sectionKeyPath: "projectID", mapper: TaskEntity.init)
+        try rrc.performFetch()
+        try realm.write { realm.addNotified(task, update: true); realm.deleteNotified(old) }   // shims: plain add/delete
+        let posted = PostedNames()
+        posted.observe(task.objectIdentifier())
+        try realm.write { task.name = "x"; task.notifyChange() }                              // shim: no-op, every change is seen
+        let token = NotificationCenter.default.addObserver(forName: Notification.Name(task.objectIdentifier()), object: nil, queue: nil) { _ in }
+        NotificationCenter.default.removeObserver(token)
+        let array: [TaskModel] = realm.objects(TaskModel.self).toArray()
+        XCTAssertEqual(array.map(\.name), ["x"])
+        XCTAssertEqual(rrc.sections.map { $0.objects.map(\.name) }, [["x"]])
+        XCTAssertEqual(posted.take(), ["TaskModel-1 Update"])
+
+        // FastEasyMapping seed
+        let phone = Phone.defaultMapping()
+        let person = EntityMapping(for: Person.self)
+        person.addAttributes(fromDictionary: ["email": "user_email"])
+        let phones = Relationship(property: "phones", keyPath: "phones", mapping: phone); phones.toMany = true
+        person.addRelationship(phones)
+        person.addAttribute(withProperty: "name", keyPath: "full_name")
+        person.addAttribute(Attribute.mapping(ofProperty: "updated", toKeyPath: "timestamp", map: { $0 }))
+        let rel = phones
+        rel.assignmentPolicy = .custom { old, new, context in new }            // FEM's custom policy block
+        let deserializer = Deserializer(realm: realm)
+        let json = Data(#"{"user_email": "e@x", "full_name": "Eve", "timestamp": "2020-01-01T00:00:00Z", "phones": [{"number": "1"}]}"#.utf8)
+        let p: Person = try deserializer.object(fromRepresentation: json, mapping: person)   // typed, no cast
+        XCTAssertEqual(p.name, "Eve")
+        XCTAssertEqual(p.updated, Date(timeIntervalSince1970: 1_577_836_800))
+        XCTAssertEqual(p.phones.map(\.number), ["1"])
     }
 
     // MARK: RealmResultsController: the README
