@@ -144,7 +144,9 @@ public final class Store: @unchecked Sendable {
         if options.readOnly {
             guard fs.fileExists(path) else { throw StoreError.io(op: "open", path: path, errno: ENOENT) }
         } else {
-            try fs.createDirectory(path)
+            // A directory made here survives a crash only once its parent's entry for it is
+            // synced: without this, a crash could lose the store with commits acknowledged.
+            for made in try fs.createDirectory(path) { try fs.syncDirectory(parentDirectory(of: made)) }
         }
         fileLock = try fs.lock(path + "/LOCK", shared: options.readOnly)
         let recovered: Recovered

@@ -32,8 +32,11 @@ protocol FileLock: AnyObject, Sendable {
 
 /// The directory-level operations the engine needs.
 protocol FileSystem: Sendable {
-    /// Creates `path` and any missing parents, with the store's directory mode.
-    func createDirectory(_ path: String) throws
+    /// Creates `path` and any missing parents, with the store's directory mode. Returns the
+    /// directories it made, outermost first; each survives a crash only once its parent is
+    /// synced (``syncDirectory(_:)``), which the caller does.
+    @discardableResult
+    func createDirectory(_ path: String) throws -> [String]
     /// Names (not paths) of the entries of `path`.
     func listDirectory(_ path: String) throws -> [String]
     func fileExists(_ path: String) -> Bool

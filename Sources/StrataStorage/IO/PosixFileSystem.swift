@@ -15,18 +15,23 @@ struct PosixFileSystem: FileSystem {
     /// is set (0o600 → 0o700, 0o640 → 0o750).
     var directoryMode: mode_t { fileMode | ((fileMode & 0o444) >> 2) }
 
-    func createDirectory(_ path: String) throws {
+    @discardableResult
+    func createDirectory(_ path: String) throws -> [String] {
         var components: [String] = []
         var current = path
         while !current.isEmpty, current != "/", !fileExists(current) {
             components.append(current)
             current = parentDirectory(of: current)
         }
+        var created: [String] = []
         for dir in components.reversed() {
-            if mkdir(dir, directoryMode) != 0 && errno != EEXIST {
+            if mkdir(dir, directoryMode) == 0 {
+                created.append(dir)
+            } else if errno != EEXIST {
                 throw StoreError.fromErrno(errno, op: "mkdir", path: dir)
             }
         }
+        return created
     }
 
     func listDirectory(_ path: String) throws -> [String] {

@@ -3,6 +3,9 @@
 // or torn (a random subset of its 512-byte sectors reaches the disk); unsynced truncates
 // may or may not have happened; and namespace operations (create, rename, remove) after
 // the last directory sync survive only as a prefix, as an ordered metadata journal keeps them.
+// A directory made during the recording (the store's own, or its parents) survives only once
+// its parent directory was synced after the `mkdir`: until then a crash may lose it, and with
+// it every file inside, synced or not.
 
 import Foundation
 
@@ -25,6 +28,8 @@ struct CrashSimulator {
         namespaceLog.append(names)
         durableNamespaceIndex = 0
         // Files that existed before recording began are always there.
+        // Directories made, and whether a sync of their parent has made them durable since.
+        var createdDirectories: [String: Bool] = [:]
         var preexisting = 0
         while preexisting < operations.count, case .existing = operations[preexisting] { preexisting += 1 }
         for op in operations.prefix(max(prefix, preexisting)) {
@@ -50,9 +55,17 @@ struct CrashSimulator {
             case .remove(let path):
                 names.removeValue(forKey: path)
                 namespaceLog.append(names)
-            case .syncDirectory:
-                durableNamespaceIndex = namespaceLog.count - 1
+            case .createDirectory(let path):
+                createdDirectories[path] = false
+            case .syncDirectory(let path):
+                let children = createdDirectories.keys.filter { ($0 as NSString).deletingLastPathComponent == path }
+                for child in children { createdDirectories[child] = true }
+                if children.isEmpty { durableNamespaceIndex = namespaceLog.count - 1 }
             }
+        }
+        if createdDirectories.values.contains(false), rng.next() % 2 == 0 {
+            // The store's directory (or a parent) was never made durable: it is gone.
+            return
         }
         let keep = Int.random(in: durableNamespaceIndex ... namespaceLog.count - 1, using: &rng)
         let finalNames = namespaceLog[keep]

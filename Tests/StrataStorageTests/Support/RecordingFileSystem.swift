@@ -1,6 +1,6 @@
 // A file layer for tests: it passes every call to the real POSIX layer, records each
 // mutating operation (write, truncate, sync, create, rename, remove, directory sync) in
-// order, and can fail the Nth write or sync, once or from then on. The record is what
+// order (directories made and synced too), and can fail the Nth write or sync, once or from then on. The record is what
 // CrashSimulator replays to build the files a crash at any point could leave behind.
 
 import Foundation
@@ -16,7 +16,9 @@ enum FileOperation: Sendable {
     case sync(inode: Int)
     case rename(from: String, to: String)
     case remove(path: String)
-    case syncDirectory
+    /// `mkdir`: the directory exists, but survives a crash only once its parent is synced.
+    case createDirectory(path: String)
+    case syncDirectory(path: String)
 }
 
 /// When to inject a failure.
@@ -95,7 +97,11 @@ final class RecordingFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
-    func createDirectory(_ path: String) throws { try real.createDirectory(path) }
+    func createDirectory(_ path: String) throws -> [String] {
+        let created = try real.createDirectory(path)
+        for directory in created { record(.createDirectory(path: directory)) }
+        return created
+    }
     func listDirectory(_ path: String) throws -> [String] { try real.listDirectory(path) }
     func fileExists(_ path: String) -> Bool { real.fileExists(path) }
 
@@ -131,7 +137,7 @@ final class RecordingFileSystem: FileSystem, @unchecked Sendable {
 
     func syncDirectory(_ path: String) throws {
         try real.syncDirectory(path)
-        record(.syncDirectory)
+        record(.syncDirectory(path: path))
     }
 
     func lock(_ path: String, shared: Bool) throws -> any FileLock { try real.lock(path, shared: shared) }
