@@ -500,9 +500,11 @@ final class SeedExamplesTests: XCTestCase {
     func testReverseMapIsNotCalledForNil() throws {
         let realm = try openRealm()
         let calls = Counter()
+        let maps = Counter()
         let mapping = EntityMapping(for: Bookmark.self)
         mapping.addAttributes(fromArray: ["id"])
         mapping.addAttribute(Attribute.mapping(ofProperty: "updateDate", toKeyPath: "timestamp", map: { json in
+            maps.add()
             if case .int(let seconds) = json { return Date(timeIntervalSince1970: Double(seconds)) }
             return nil
         }, reverseMap: { value in
@@ -515,6 +517,9 @@ final class SeedExamplesTests: XCTestCase {
         }))
         let bookmark: Bookmark = try Deserializer(realm: realm).object(fromRepresentation: ["id": 1] as [String: Any], mapping: mapping)
         XCTAssertNil(bookmark.updateDate)
+        XCTAssertEqual(maps.value, 0, "map is not called for a missing key")
+        _ = try Deserializer(realm: realm).object(fromRepresentation: ["id": 1, "timestamp": NSNull()] as [String: Any], mapping: mapping)
+        XCTAssertEqual(maps.value, 1, "map is called for null")
         XCTAssertEqual(try Serializer.serialize(object: bookmark, mapping: mapping), .object(["id": .int(1), "timestamp": .null]))
         XCTAssertEqual(try Serializer.serialize(object: bookmark, mapping: mapping, includeNulls: false), .object(["id": .int(1)]))
         XCTAssertEqual(calls.value, 0)
