@@ -300,7 +300,7 @@ public final class Store: @unchecked Sendable {
         var closeError: Error?
         if !options.readOnly, failed == nil, let file = activeFile {
             do {
-                try file.sync()
+                try file.syncData()
                 // Committers still waiting for a sync may now return: their commits are on disk.
                 markDurable(sequence: lastAppendedSequence, end: (activeID, activeSize))
                 try writeCleanShutdownMarker()

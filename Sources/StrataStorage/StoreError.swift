@@ -17,10 +17,13 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A file of the store is damaged: `segment` names the file, `offset` the byte where
     /// the damage was found.
     case corrupted(segment: String, offset: Int, reason: String)
-    /// A system call failed. `errno` is the raw error number.
+    /// A system call failed. `errno` is the raw error number. When `op` is a sync
+    /// (`fdatasync`, `fsync directory`), whatever the errno, the store was taken out of
+    /// service: reopen it, and recovery decides whether the last commit survived.
     case io(op: String, path: String, errno: Int32)
-    /// The disk (or quota) is full. Nothing committed before is lost; the failed
-    /// transaction left no trace.
+    /// The disk (or quota) is full: a write was refused. Nothing committed before is lost;
+    /// the failed transaction left no trace, and the store goes on once space is freed. (A
+    /// *sync* that fails for lack of space is not this case but a failed sync, ``io(op:path:errno:)``.)
     case diskFull(String)
     /// The store was closed, or an earlier fatal I/O error (a failed sync) took it out of service.
     case closed
@@ -36,6 +39,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "store is locked by another process: \(path) (close the other process, or open read-only while no writer is running)"
         case .corrupted(let segment, let offset, let reason):
             return "store file is damaged: \(segment) at offset \(offset): \(reason) (run `strata verify` on the store; restore the file from a backup)"
+        case .io(let op, let path, let code) where op.contains("sync"):
+            return "\(op) failed on \(path): \(String(cString: strerror(code))) (errno \(code)); the store was taken out of service, as the data written may not be on disk: reopen it, and recovery decides whether the last commit survived"
         case .io(let op, let path, let code):
             return "\(op) failed on \(path): \(String(cString: strerror(code))) (errno \(code))"
         case .diskFull(let path):
@@ -55,6 +60,19 @@ extension StoreError {
     var isSyncFailure: Bool {
         if case .io(let op, _, _) = self { return op.contains("sync") }
         return false
+    }
+
+    /// `error`, thrown by a sync of `path`, as a sync failure: `.io` with a sync op, whatever
+    /// the errno (a `diskFull` becomes ENOSPC).
+    static func syncFailure(_ error: any Error, path: String) -> StoreError {
+        switch error as? StoreError {
+        case .io(let op, let where_, let code)?:
+            return .io(op: op.contains("sync") ? op : "fdatasync", path: where_, errno: code)
+        case .diskFull(let where_)?:
+            return .io(op: "fdatasync", path: where_, errno: ENOSPC)
+        default:
+            return .io(op: "fdatasync", path: path, errno: EIO)
+        }
     }
 
     /// Maps an errno from `op` on `path` to the right case: ENOSPC and EDQUOT become `.diskFull`.

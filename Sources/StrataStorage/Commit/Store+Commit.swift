@@ -278,7 +278,7 @@ extension Store {
         guard let oldFile = activeFile else { return }
         let oldID = activeID, oldSize = activeSize
         do {
-            try oldFile.sync()
+            try oldFile.syncData()
         } catch let error as StoreError {
             // As in leadSync: after a failed fdatasync the data's fate is unknown; stop writing.
             poison(error)

@@ -121,7 +121,7 @@ extension Store {
         syncMonitor.unlock()
         var syncError: StoreError?
         do {
-            try file.sync()
+            try file.syncData()
         } catch let error as StoreError {
             syncError = error
         } catch {

@@ -486,7 +486,7 @@ extension Store {
         try output.file.write(SegmentHeader.encode(number: output.number, kind: .compacted, position: output.position,
                                                    reliesOnSequence: output.reliedOn,
                                                    coversThroughSequence: output.coversThrough), at: 0)
-        try output.file.sync()
+        try output.file.syncData()
         let hint = output.hint.finish(segmentLength: output.size, lastSequence: output.maxSequence,
                                       rawValueBytes: output.rawValueBytes, storedValueBytes: output.storedValueBytes)
         let temporary = path + "/" + hintName(output.number) + ".tmp"
@@ -494,7 +494,7 @@ extension Store {
         defer { file.close() }
         try file.truncate(to: 0)
         try file.write(hint, at: 0)
-        try file.sync()
+        try file.syncData()
     }
 
     /// Bytes of all segment files the writer knows of.

@@ -71,3 +71,18 @@ extension StorageFile {
         try read(count: try size(), at: 0)
     }
 }
+
+extension StorageFile {
+    /// ``sync()``, with any failure reported as what it is: a failed sync
+    /// (``StoreError/io(op:path:errno:)`` with op `fdatasync`), whatever its errno — ENOSPC
+    /// included, which must not read as a `diskFull` that freeing space would cure. After
+    /// it the kernel may have dropped the written pages, so the engine takes the store out
+    /// of service and leaves it to the next open's recovery to see what reached the disk.
+    func syncData() throws {
+        do {
+            try sync()
+        } catch {
+            throw StoreError.syncFailure(error, path: path)
+        }
+    }
+}

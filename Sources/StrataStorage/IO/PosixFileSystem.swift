@@ -78,7 +78,8 @@ struct PosixFileSystem: FileSystem {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw StoreError.fromErrno(errno, op: "open directory", path: path) }
         defer { Glibc.close(fd) }
-        if fsync(fd) != 0 { throw StoreError.fromErrno(errno, op: "fsync directory", path: path) }
+        // A failed sync is a sync failure whatever its errno (ENOSPC included), never `diskFull`.
+        if fsync(fd) != 0 { throw StoreError.io(op: "fsync directory", path: path, errno: errno) }
     }
 
     func lock(_ path: String, shared: Bool) throws -> any FileLock {
@@ -193,7 +194,7 @@ final class PosixFile: StorageFile, @unchecked Sendable {
     func sync() throws {
         while fdatasync(fd) != 0 {
             if errno == EINTR { continue }
-            throw StoreError.fromErrno(errno, op: "fdatasync", path: path)
+            throw StoreError.io(op: "fdatasync", path: path, errno: errno)
         }
     }
 

@@ -116,7 +116,7 @@ extension Store {
         let file = try fs.openFile(temporary, create: true, readOnly: false)
         do {
             try file.write(manifest.encode(), at: 0)
-            try file.sync()
+            try file.syncData()
             file.close()
         } catch {
             file.close()

@@ -195,7 +195,7 @@ extension Store {
             if writable {
                 try file.truncate(to: 0)
                 try file.write(SegmentHeader.encode(number: id), at: 0)
-                try file.sync()
+                try file.syncData()
                 size = SegmentHeader.size
                 region = try file.map(length: activeMappingLength(forSize: size, segmentSize: options.segmentSize))
             }
@@ -225,7 +225,7 @@ extension Store {
             }
             if writable {
                 // Make what recovery kept durable, so later watermarks may vouch for it.
-                try file.sync()
+                try file.syncData()
             }
         }
         if reliedOn.sequence > lastSequence {
@@ -258,7 +258,7 @@ extension Store {
             try writeManifest(loaded, path: path, fileSystem: fs)
             if active.info.version < SegmentHeader.formatVersion && !active.tornCreation {
                 try file.write(SegmentHeader.encode(number: id), at: 0)
-                try file.sync()
+                try file.syncData()
             }
         }
         keepFile = writable
@@ -443,7 +443,7 @@ extension Store {
         do {
             try file.truncate(to: 0)
             try file.write(bytes, at: 0)
-            try file.sync()
+            try file.syncData()
             file.close()
         } catch {
             file.close()
@@ -464,7 +464,7 @@ extension Store {
             defer { file.close() }
             try file.truncate(to: 0)
             try file.write(SegmentHeader.encode(number: id), at: 0)
-            try file.sync()
+            try file.syncData()
             try fs.rename(temporary, to: final)
             try fs.syncDirectory(path)
         } catch {
