@@ -713,6 +713,27 @@ final class SeedExamplesTests: XCTestCase {
         try realm.write { alpha.resolved = true }   // without notifyChange(): the same
         XCTAssertEqual(delegate.calls, ["will", "Update 0.0", "did"])
 
+        // The seed's own notifyChange() example, on a User.
+        let users = try RealmResultsController<RRCUser, RRCUser>(request: RealmRequest<RRCUser>(predicate: nil, realm: realm), sectionKeyPath: nil)
+        let userDelegate = RRCRecorder()
+        users.delegate = userDelegate
+        try users.performFetch()
+        let user = RRCUser()
+        user.name = "old name"
+
+        try realm.write {
+            realm.addNotified(user)
+        }
+
+        // STUFF GOING ON...
+
+        try realm.write {
+            user.name = "new name"
+            user.notifyChange() //Notifies that there's a change on the object
+        }
+        XCTAssertEqual(userDelegate.calls, ["will", "section Insert 0", "Insert 0.0", "did", "will", "Update 0.0", "did"])
+        XCTAssertEqual(users.object(at: IndexPath(item: 0, section: 0)).name, "new name")
+
         // RealmRequest on its own, and realm.execute.
         XCTAssertEqual(request.execute().map(\.id), [1, 2, 4, 3])
         XCTAssertEqual(realm.execute(request).count, 4)
