@@ -1,5 +1,7 @@
-// Verification: read every record of every segment and check it, and check that every
-// index entry points at an intact record of its key. Used by `strata verify`.
+// Verification: read every record of every segment and check it, replay the segments as
+// recovery would and compare the result with the index (a hint file that disagrees with its
+// segment shows here), and check that every index entry points at an intact record of its
+// key. Used by `strata verify`.
 
 /// One problem found by ``Store/verify(progress:)``.
 public struct VerificationProblem: Sendable, Equatable, CustomStringConvertible {
@@ -31,8 +33,11 @@ public struct VerificationReport: Sendable, Equatable {
 
 extension Store {
     /// Reads and checks every record of every segment (checksums, lengths, transaction
-    /// structure, sequence order) and every index entry, as of the newest commit. Readers
-    /// and writers may go on meanwhile. Never throws for damage: it reports it.
+    /// structure, sequence order) and every index entry, as of the newest commit, and
+    /// compares the index (built at open from hint files) with a replay of the segments: a
+    /// key the replay leaves live but the index lacks, or holds at another version, is a
+    /// problem naming the segment of the replay's record. Readers and writers may go on
+    /// meanwhile. Never throws for damage: it reports it. Memory: a map of every live key.
     ///
     /// - Parameter progress: called with (bytes checked, bytes to check) as work proceeds.
     /// - Throws: ``StoreError/closed``.
@@ -45,6 +50,18 @@ extension Store {
         let total = segments.reduce(0) { $0 + $1.space.diskBytes } + directory.keyCount
         var done = 0
         var previousSequence: UInt64 = 0
+        // What a replay of the segments, in replay order, leaves live: table → key → newest record.
+        var replayed: [UInt32: [IndexKey: (sequence: UInt64, segment: UInt32)]] = [:]
+        func replay(_ entries: [ScannedEntry]) {
+            for entry in entries {
+                let key = IndexKey(entry.key)
+                if entry.kind == .put {
+                    replayed[entry.table, default: [:]][key] = (entry.sequence, entry.location.segment)
+                } else {
+                    replayed[entry.table]?[key] = nil
+                }
+            }
+        }
         for (number, space) in segments {
             let name = segmentName(number)
             guard let view = directory.segment(number),
@@ -63,10 +80,14 @@ extension Store {
             var records = 0
             let outcome: ScanOutcome
             if space.kind == .compacted {
-                outcome = SegmentScanner.scanCompacted(bytes, segmentID: number) { entries in records += entries.count }
+                outcome = SegmentScanner.scanCompacted(bytes, segmentID: number) { entries in
+                    records += entries.count
+                    replay(entries)
+                }
             } else {
                 outcome = SegmentScanner.scan(bytes, segmentID: number, previousSequence: previousSequence) { entries, _ in
                     records += entries.count + 1
+                    replay(entries)
                 }
                 previousSequence = max(previousSequence, outcome.lastSequence)
             }
@@ -80,6 +101,11 @@ extension Store {
             report.bytesChecked += view.length
             done += space.diskBytes
             progress?(done, total)
+        }
+        var mismatches = 0
+        func mismatch(_ problem: VerificationProblem) {
+            mismatches += 1
+            if mismatches <= Store.verifyMismatchLimit { report.problems.append(problem) }
         }
         // Every index entry must lead to an intact put of its own key.
         for (table, index) in directory.tables {
@@ -96,15 +122,50 @@ extension Store {
                 }
                 done += 1
                 if done % 65536 == 0 { progress?(done, total) }
+                // The replay must agree (a compaction's copy carries its original's sequence).
+                let expected = replayed[table]?.removeValue(forKey: key)
+                guard let record = try? directory.readRecord(at: location) else { return }
+                if let expected, expected.sequence != record.sequence {
+                    mismatch(VerificationProblem(
+                        segment: segmentName(expected.segment), offset: 0,
+                        reason: "the index holds key \(describe(key)) of table \(table) at sequence \(record.sequence) (\(segmentName(location.segment))), but the segments replay it to sequence \(expected.sequence) here: the index disagrees with the segment (a hint file that does not match it)"))
+                } else if expected == nil {
+                    mismatch(VerificationProblem(
+                        segment: segmentName(location.segment), offset: Int(location.offset),
+                        reason: "the index holds key \(describe(key)) of table \(table), which a replay of the segments leaves deleted or absent (a hint file that does not match its segment)"))
+                }
             }
+        }
+        for (table, keys) in replayed.sorted(by: { $0.key < $1.key }) {
+            for (key, expected) in keys {
+                mismatch(VerificationProblem(
+                    segment: segmentName(expected.segment), offset: 0,
+                    reason: "key \(describe(key)) of table \(table), sequence \(expected.sequence), is live in this segment but missing from the index (its hint file left it out)"))
+            }
+        }
+        if mismatches > Store.verifyMismatchLimit {
+            report.problems.append(VerificationProblem(
+                segment: "index", offset: 0,
+                reason: "\(mismatches - Store.verifyMismatchLimit) more keys where the index and the segments disagree"))
         }
         progress?(total, total)
         return report
     }
+
+    /// Index/replay disagreements listed one by one; the rest are counted.
+    static let verifyMismatchLimit = 100
 
     /// Live keys per table, as of the newest commit (for `strata stats`).
     public var keysPerTable: [UInt32: Int] {
         let directory = publishedLock.withLock { $0 }.directory
         return directory.tables.mapValues(\.count)
     }
+}
+
+/// A key for a message: its text if it is short printable ASCII, else its first bytes in hex.
+private func describe(_ key: IndexKey) -> String {
+    let bytes = key.bytes
+    if bytes.count <= 64, bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return "\"" + String(decoding: bytes, as: UTF8.self) + "\"" }
+    return "0x" + bytes.prefix(32).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
+        + (bytes.count > 32 ? "… (\(bytes.count) bytes)" : "")
 }

@@ -1,0 +1,61 @@
+// Issue 13, findings 20 and 10: what `verify()` and open check beyond each record's checksum.
+// 20. A hint file with a valid checksum that disagrees with its segment (an entry left out)
+//     drops a key from the index at open; `verify()` now replays every segment and compares
+//     the result with the index, naming the segment.
+
+import Foundation
+import XCTest
+@testable import StrataStorage
+
+final class ReliabilityVerifyTests: XCTestCase {
+    private func makeStore(_ dir: TemporaryDirectory) throws {
+        var opts = options(segmentSize: 4096)
+        opts.autoCompaction = .disabled
+        let store = try Store(directory: dir.url, options: opts)
+        for i in 0 ..< 30 { try store.write { try $0.put(table: 1, key: key(i), value: value(UInt64(i), length: 300)) } }
+        try store.close()
+    }
+
+    func testVerifyFindsAKeyAValidHintLeftOut() throws {
+        let dir = TemporaryDirectory("hint-drop")
+        try makeStore(dir)
+        let victim = segmentName(1)
+        let hintURL = URL(fileURLWithPath: dir.path + "/" + hintName(1))
+        let segment = try Data(contentsOf: URL(fileURLWithPath: dir.path + "/" + victim))
+        let hint = try [UInt8](Data(contentsOf: hintURL))
+        // The same hint with its first entry left out, checksummed afresh.
+        let rewritten: [UInt8] = try hint.withUnsafeBytes { raw in
+            let contents = try XCTUnwrap(HintFile.decode(raw, segmentID: 1, segmentLength: segment.count, previousSequence: 0))
+            return HintFile.encode(segmentID: 1, segmentLength: segment.count, entries: Array(contents.entries.dropFirst()),
+                                   lastSequence: contents.lastSequence, rawValueBytes: contents.rawValueBytes,
+                                   storedValueBytes: contents.storedValueBytes)
+        }
+        try Data(rewritten).write(to: hintURL)
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        let store = try Store(directory: dir.url, options: readOnly)
+        XCTAssertNil(try store.get(table: 1, key: key(0)), "the hint dropped key-0 from the index")
+        let report = try store.verify()
+        XCTAssertFalse(report.isClean, "verify said clean with key-0 missing from the index")
+        XCTAssertTrue(report.problems.contains { $0.segment == victim && $0.reason.contains("missing from the index") },
+                      "\(report.problems)")
+        try store.close()
+    }
+
+    func testVerifyOfAHealthyStoreWithCompactionIsClean() throws {
+        let dir = TemporaryDirectory("verify-healthy")
+        var opts = options(segmentSize: 4096)
+        opts.autoCompaction = .disabled
+        let store = try Store(directory: dir.url, options: opts)
+        for i in 0 ..< 60 {
+            if i == 30 { try store.compact() }
+            try store.write { txn in
+                try txn.put(table: 1, key: key(i % 17), value: value(UInt64(i), length: 300))
+                if i % 7 == 0 { try txn.delete(table: 1, key: key((i + 3) % 17)) }
+            }
+        }
+        let report = try store.verify()
+        XCTAssertTrue(report.isClean, "\(report.problems)")
+        try store.close()
+    }
+}
