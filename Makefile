@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SHELL := /bin/bash
 
-.PHONY: demo test build deps bench bench-service tsan docs
+.PHONY: demo test build deps bench bench-service service-check tsan docs
 
 # liblz4's headers and pkg-config file come from Debian's liblz4-dev.
 deps:
@@ -37,10 +37,17 @@ bench: deps
 
 # A real HTTP service (Hummingbird 2) over Strata and over GRDB, loaded from 127.0.0.1 at 1, 16
 # and 64 connections (90% reads, 10% durable partial writes), every acknowledged write checked
-# in the reopened store; a table with the ratios Strata/GRDB (docs/server.md). Not run by CI.
+# in the reopened store; a table with the ratios Strata/GRDB (docs/server.md).
 # Options after ARGS=, e.g. `make bench-service ARGS="--requests 50000 --connections 16"`.
 bench-service: deps
 	cd Benchmarks && $(SWIFT) run -c release strata-service-bench $(ARGS)
+
+# The same service as a check (run by CI): a short debug-build run on 127.0.0.1 at 1 and 16
+# connections, bounded to 2,000 requests or 20 s a run; exits non-zero on any request error
+# or any acknowledged write missing from the reopened store.
+service-check: deps
+	cd Benchmarks && $(SWIFT) build --product strata-service-bench
+	cd Benchmarks && $$($(SWIFT) build --show-bin-path)/strata-service-bench --rounds 1 --requests 2000 --seconds 20 --connections 1,16 --events-seconds 0.5
 
 # DocC archives for both libraries (swift-docc-plugin); fails on any documentation warning.
 docs: deps

@@ -140,7 +140,8 @@ struct ServiceBench: AsyncParsableCommand {
                              s.p50, s.p99, o.p50, o.p99, o.p99 / max(s.p99, 1e-9), s.lost, o.lost))
             }
         }
-        if rows.contains(where: { $0.lost > 0 || $0.partialViolations > 0 }) { throw ExitCode(1) }
+        // A failing run is an error for `make service-check`: a lost write, a lost key, a failed request.
+        if rows.contains(where: { $0.lost > 0 || $0.partialViolations > 0 || $0.load.errors > 0 }) { throw ExitCode(1) }
     }
 
     /// A new store for the back end, loaded with the data set.
