@@ -62,8 +62,18 @@ extension Store {
                 }
             }
         }
+        // Segments whose file is shorter than the mapping: reading a page past its end is
+        // SIGBUS, so they are reported and never read.
+        var unreadable: Set<UInt32> = []
         for (number, space) in segments {
             let name = segmentName(number)
+            if let view = directory.segment(number), let problem = fileSizeProblem(number: number, mapped: view.length, sealed: space.sealed) {
+                report.problems.append(problem)
+                if problem.offset < view.length {
+                    unreadable.insert(number)
+                    continue
+                }
+            }
             guard let view = directory.segment(number),
                   let bytes = view.region.bytes(at: 0, count: view.length, limit: view.length) else {
                 report.problems.append(VerificationProblem(segment: name, offset: 0, reason: "segment is not readable"))
@@ -110,6 +120,7 @@ extension Store {
         // Every index entry must lead to an intact put of its own key.
         for (table, index) in directory.tables {
             index.forEach { key, location in
+                guard !unreadable.contains(location.segment) else { return }
                 report.keysChecked += 1
                 do {
                     _ = try directory.readValue(table: table, key: key, at: location)
@@ -123,6 +134,7 @@ extension Store {
                 done += 1
                 if done % 65536 == 0 { progress?(done, total) }
                 // The replay must agree (a compaction's copy carries its original's sequence).
+                guard unreadable.isEmpty else { return }
                 let expected = replayed[table]?.removeValue(forKey: key)
                 guard let record = try? directory.readRecord(at: location) else { return }
                 if let expected, expected.sequence != record.sequence {
@@ -136,6 +148,8 @@ extension Store {
                 }
             }
         }
+        // Without the unreadable segments the replay is incomplete: nothing to compare.
+        if !unreadable.isEmpty { replayed = [:] }
         for (table, keys) in replayed.sorted(by: { $0.key < $1.key }) {
             for (key, expected) in keys {
                 mismatch(VerificationProblem(
@@ -150,6 +164,32 @@ extension Store {
         }
         progress?(total, total)
         return report
+    }
+
+    /// Checks segment `number`'s file against the `mapped` bytes the store reads through its
+    /// mapping: missing or shorter (another process truncated or replaced it: reading past
+    /// its end would be SIGBUS) — the problem's offset is then the file's size, below
+    /// `mapped` — or, for a sealed segment, longer (appended to).
+    func fileSizeProblem(number: UInt32, mapped: Int, sealed: Bool) -> VerificationProblem? {
+        let name = segmentName(number)
+        let size: Int
+        do {
+            let file = try fileSystem.openFile(path + "/" + name, create: false, readOnly: true)
+            defer { file.close() }
+            size = try file.size()
+        } catch {
+            return VerificationProblem(segment: name, offset: 0, reason: "segment file cannot be opened (\(error)): deleted or replaced while the store is open")
+        }
+        if size < mapped {
+            return VerificationProblem(
+                segment: name, offset: size,
+                reason: "segment file is \(size) bytes, shorter than the \(mapped) bytes the store holds in it: truncated by another process while the store is open (its records past \(size) are not read: through the mapping that would be a crash, SIGBUS)")
+        }
+        if sealed && size > mapped {
+            return VerificationProblem(segment: name, offset: mapped,
+                                       reason: "sealed segment file is \(size) bytes, longer than its \(mapped): written to by another process")
+        }
+        return nil
     }
 
     /// Index/replay disagreements listed one by one; the rest are counted.
