@@ -188,7 +188,11 @@ public final class Store: @unchecked Sendable {
     }
 
     deinit {
-        try? close()
+        // Without waiting for background compactions: each running one holds a strong
+        // reference, so none runs now (deinit may run on a compaction thread as it lets go,
+        // its work done); one queued but not yet started finds the store gone and never
+        // starts — waiting for it to report would wait forever.
+        try? close(waitingForCompactions: false)
     }
 
     // MARK: Reads
@@ -288,11 +292,15 @@ public final class Store: @unchecked Sendable {
     /// releases the lock. Later calls on the store throw ``StoreError/closed``; snapshots
     /// taken before stay readable. Calling `close()` twice is harmless.
     public func close() throws {
+        try close(waitingForCompactions: true)
+    }
+
+    private func close(waitingForCompactions: Bool) throws {
         if gateHeldByCurrentThread() {
             throw StoreError.invalidArgument("close() called inside a write transaction on the same thread")
         }
         // A compaction needs the gate to finish, so it is stopped before close takes it.
-        if !options.readOnly { cancelCompactions() }
+        if !options.readOnly { cancelCompactions(waiting: waitingForCompactions) }
         try acquireGate(forClose: true)
         defer { releaseGate() }
         let (alreadyClosed, failed) = syncMonitor.withLock { (closed, failure) }

@@ -547,11 +547,12 @@ extension Store {
         if !started { compactionMonitor.withLock { backgroundCompactionQueued = false } }
     }
 
-    /// Stops a running compaction (at its next checkpoint) and waits for it; later ones refuse to start.
-    func cancelCompactions() {
+    /// Stops a running compaction (at its next checkpoint) and, if `waiting`, waits for it;
+    /// later ones refuse to start. `deinit` does not wait (see there).
+    func cancelCompactions(waiting: Bool = true) {
         compactionMonitor.lock()
         compactionCancelled = true
-        while compactionRunning || backgroundCompactionQueued { compactionMonitor.wait(seconds: 0.05) }
+        while waiting && (compactionRunning || backgroundCompactionQueued) { compactionMonitor.wait(seconds: 0.05) }
         compactionMonitor.unlock()
     }
 
