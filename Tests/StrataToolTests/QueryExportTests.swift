@@ -95,3 +95,88 @@ extension ToolTests {
         XCTAssertTrue(run.stderr.contains("holds no objects"), run.stderr)
     }
 }
+
+extension ToolTests {
+    private func write(_ json: String, to name: String) throws -> String {
+        let path = directory + "-" + name
+        try Data(json.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// Upsert by primary key: a new object, a partial update (keys left out keep their
+    /// values), a link by primary key; then the app's own realm reads them, indexes included.
+    func testImportUpsertsByPrimaryKeyAndTheAppSeesIt() throws {
+        try makeObjectStore()
+        let file = try write(#"[{"name": "Zed"}, {"name": "Rex", "born": "1970-01-02T00:00:00.000Z"}]"#, to: "pets.json")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let pets = try strata("import", directory, "--type", "Pet", file)
+        XCTAssertEqual(pets.status, 0, pets.stderr)
+        XCTAssertEqual(pets.stdout, "Pet: 1 inserted, 1 updated, 0 unchanged\n")
+        let owners = try write(#"[{"id": 2, "score": 9.5, "pet": "Zed"}, {"id": 9, "name": "New", "tags": ["x"]}]"#, to: "owners.json")
+        defer { try? FileManager.default.removeItem(atPath: owners) }
+        let run = try strata("import", directory, "--type", "Owner", owners)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stdout, "Owner: 1 inserted, 1 updated, 0 unchanged\n")
+        // Importing the same again changes nothing.
+        let again = try strata("import", directory, "--type", "Pet", file)
+        XCTAssertEqual(again.stdout, "Pet: 0 inserted, 0 updated, 2 unchanged\n", again.stderr)
+
+        var config = Realm.Configuration(directory: URL(fileURLWithPath: directory))
+        config.objectTypes = [ToolOwner.self, ToolPet.self]
+        let realm = try Realm(configuration: config)
+        let bo = try XCTUnwrap(realm.object(ofType: ToolOwner.self, forPrimaryKey: 2))
+        XCTAssertEqual(bo.name, "Bo\nline two", "keys the JSON left out keep their values")
+        XCTAssertEqual(bo.score, 9.5)
+        XCTAssertEqual(bo.pet?.name, "Zed")
+        XCTAssertEqual(realm.object(ofType: ToolOwner.self, forPrimaryKey: 9)?.tags.first, "x")
+        XCTAssertEqual(realm.object(ofType: ToolPet.self, forPrimaryKey: "Rex")?.born, Date(timeIntervalSince1970: 86400))
+        XCTAssertEqual(realm.objects(ToolOwner.self).count, 4)
+        XCTAssertEqual(realm.objects(ToolOwner.self).filter("pet.name == 'Zed'").map(\.id), [2])
+    }
+
+    /// Export, then import into a fresh store with the same schema: the same objects.
+    func testExportThenImportRoundTrips() throws {
+        try makeObjectStore()
+        let pets = try strata("query", directory, "Pet", "--json").stdout
+        let owners = try strata("query", directory, "Owner", "--json").stdout
+        let copy = directory + "-copy"
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        var config = Realm.Configuration(directory: URL(fileURLWithPath: copy))
+        config.objectTypes = [ToolOwner.self, ToolPet.self]
+        _ = try Realm(configuration: config)   // the schema, no objects
+        let petFile = try write(pets, to: "rt-pets.json"), ownerFile = try write(owners, to: "rt-owners.json")
+        defer { try? FileManager.default.removeItem(atPath: petFile); try? FileManager.default.removeItem(atPath: ownerFile) }
+        XCTAssertEqual(try strata("import", copy, "--type", "Pet", petFile).status, 0)
+        let run = try strata("import", copy, "--type", "Owner", ownerFile)
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(try strata("query", copy, "Owner", "--json").stdout, owners)
+        XCTAssertEqual(try strata("query", copy, "Pet", "--json").stdout, pets)
+    }
+
+    /// Any error writes nothing and names the JSON path.
+    func testImportIsAtomicAndNamesThePath() throws {
+        try makeObjectStore()
+        let before = try strata("export", directory, "--format", "ndjson").stdout
+        let cases: [(String, String)] = [
+            (#"[{"id": 1, "name": "Ok"}, {"id": 5, "score": "high"}]"#, "$[1].score"),
+            (#"[{"id": 1, "name": "Ok"}, {"id": 6, "pet": "Nobody"}]"#, "$[1].pet"),
+            (#"[{"id": 1, "name": "Ok"}, {"name": "no key"}]"#, "$[1].id"),
+            (#"[{"id": 1, "nope": 3}]"#, "$[0].nope"),
+            (#"[{"id": 1, "tags": "not a list"}]"#, "$[0].tags"),
+            (#"[{"id": 1,]"#, "byte"),
+        ]
+        for (index, (json, expected)) in cases.enumerated() {
+            let file = try write(json, to: "bad\(index).json")
+            defer { try? FileManager.default.removeItem(atPath: file) }
+            let run = try strata("import", directory, "--type", "Owner", file)
+            XCTAssertEqual(run.status, 1, json)
+            XCTAssertTrue(run.stderr.contains(expected), "\(json): \(run.stderr)")
+            XCTAssertTrue(run.stderr.contains("nothing was imported"), run.stderr)
+        }
+        XCTAssertEqual(try strata("export", directory, "--format", "ndjson").stdout, before)
+        let anyFile = try write("[]", to: "empty.json")
+        defer { try? FileManager.default.removeItem(atPath: anyFile) }
+        let unknown = try strata("import", directory, "--type", "Nope", anyFile)
+        XCTAssertEqual(unknown.status, 2)
+    }
+}

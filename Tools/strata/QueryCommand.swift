@@ -223,3 +223,43 @@ enum ObjectWriter {
         for row in rows { sink.write(render(row) + "\n") }
     }
 }
+
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Upsert JSON objects of one type into the store, by its stored schema.",
+        discussion: """
+            The file holds an array of objects (or one object) in the form `strata export` writes: \
+            dates ISO 8601, data base64, decimals as text, links as the linked object's primary key. \
+            Objects are upserted by primary key (keys an object leaves out keep their stored values; \
+            a new object's missing properties take their type's zero). All or nothing: an error names \
+            the JSON path and writes nothing.
+            """)
+
+    @OptionGroup var target: StoreArgument
+    @Option(help: "The object type (its class name).")
+    var type: String
+    @Argument(help: "The JSON file.")
+    var file: String
+
+    func run() throws {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw CommandFailure(message: "cannot read \(file)")
+        }
+        let store = try target.open(readOnly: false)
+        defer { try? store.close() }
+        guard let importer = try StoreImporter(store: store) else {
+            throw CommandFailure(message: "this store holds no objects (it was written with StrataStorage alone)")
+        }
+        let names = importer.schema.objectSchemas.map(\.className)
+        guard names.contains(type) else {
+            throw ValidationError("the store has no type '\(type)'; its types are \(names.sorted().joined(separator: ", "))")
+        }
+        do {
+            let report = try importer.importObjects(ofType: type, from: data)
+            print("\(type): \(report.inserted) inserted, \(report.updated) updated, \(report.unchanged) unchanged")
+        } catch let error as JSONMappingError {
+            throw CommandFailure(message: "\(file): \(error) — nothing was imported")
+        }
+    }
+}

@@ -1,0 +1,261 @@
+// StoreImporter: writes JSON objects into a store through the schema stored in it, without
+// the app's model classes — what `strata import` uses. It reads the format `strata export`
+// writes (dates ISO 8601, data base64, decimals as text, links as the target's primary
+// key, JSON columns as nested JSON), upserts by primary key (keys a JSON object leaves out
+// keep their stored values) and writes everything in one transaction, secondary indexes
+// included: an error anywhere writes nothing and names the JSON path.
+
+import Foundation
+
+/// Imports JSON objects into a store by its stored schema.
+///
+/// ```swift
+/// let store = try Store(directory: url)
+/// let report = try StoreImporter(store: store)?.importObjects(ofType: "User", from: data)
+/// ```
+public struct StoreImporter {
+    /// The stored schema.
+    public let schema: Schema
+    private let store: Store
+
+    /// What an import did.
+    public struct Report: Sendable, Equatable {
+        /// Objects that did not exist before.
+        public var inserted: Int
+        /// Existing objects whose stored values changed.
+        public var updated: Int
+        /// Existing objects the JSON left as they were.
+        public var unchanged: Int
+    }
+
+    /// An importer for `store` (opened for writing), or nil when it holds no object schema.
+    ///
+    /// - Throws: ``RealmError/invalidSchema(_:)`` when the stored schema cannot be read.
+    public init?(store: Store) throws {
+        guard let schema = try SharedStore.loadSchema(store) else { return nil }
+        self.schema = schema
+        self.store = store
+    }
+
+    /// Imports a JSON array of objects (or one object) of `className` in one transaction.
+    ///
+    /// - Throws: ``JSONMappingError`` naming the JSON path of the first problem (bad JSON,
+    ///   a value of the wrong type, a link to an object that does not exist, a missing
+    ///   primary key); ``RealmError/unknownType(_:)``; ``RealmError/storage(_:)``. Nothing is
+    ///   written when anything throws.
+    public func importObjects(ofType className: String, from data: Data) throws -> Report {
+        guard let type = schema[className] else { throw RealmError.unknownType(className) }
+        let json: JSONValue
+        do {
+            json = try JSONValue(data: data)
+        } catch let error as JSONError {
+            throw JSONMappingError.invalidJSON(error)
+        }
+        let objects: [(JSONValue, String)]
+        switch json {
+        case .array(let elements): objects = elements.enumerated().map { ($1, "$[\($0)]") }
+        case .object: objects = [(json, "$")]
+        default: throw JSONMappingError.unexpectedShape(path: "$", expected: "an array of \(className) objects, or one")
+        }
+        var report = Report(inserted: 0, updated: 0, unchanged: 0)
+        do {
+            try store.write { transaction in
+                var writer = Writer(schema: schema, type: type, transaction: transaction)
+                for (object, path) in objects {
+                    switch try writer.write(object, path: path) {
+                    case .inserted: report.inserted += 1
+                    case .updated: report.updated += 1
+                    case .unchanged: report.unchanged += 1
+                    }
+                }
+                try writer.finish()
+            }
+        } catch let error as JSONMappingError {
+            throw error
+        } catch let error as RealmError {
+            throw error
+        } catch {
+            throw RealmError.wrap(error)
+        }
+        return report
+    }
+
+    /// The rows of one import, written through one transaction.
+    private struct Writer {
+        let schema: Schema
+        let type: ObjectSchema
+        let transaction: Transaction
+        let table: UInt32
+        var deltas: [UInt32: SecondaryIndex.Delta] = [:]
+        var nextHiddenID: Int64?
+        /// Keys written by this import (a link may point at an object imported before it).
+        var written: Set<[UInt8]> = []
+
+        enum Outcome { case inserted, updated, unchanged }
+
+        init(schema: Schema, type: ObjectSchema, transaction: Transaction) {
+            self.schema = schema
+            self.type = type
+            self.transaction = transaction
+            table = StoreLayout.objectTable(type.tableNumber)
+        }
+
+        mutating func write(_ json: JSONValue, path: String) throws -> Outcome {
+            guard case .object(let members) = json else {
+                throw JSONMappingError.unexpectedShape(path: path, expected: "an object of \(type.className)")
+            }
+            for name in members.keys where type.index(of: name) == nil && name != "_id" && name != "_type" {
+                throw JSONMappingError.unexpectedShape(path: path + "." + name, expected: "a property of \(type.className) (it has \(type.properties.map(\.name).joined(separator: ", ")))")
+            }
+            let key: [UInt8]
+            if let index = type.properties.firstIndex(where: \.isPrimaryKey) {
+                let property = type.properties[index]
+                guard let given = members[property.name], given != .null else {
+                    throw JSONMappingError.unexpectedShape(path: path + "." + property.name, expected: "the primary key of \(type.className)")
+                }
+                guard let primaryKey = PrimaryKeyValue(field: try field(given, property: property, path: path + "." + property.name)) else {
+                    throw JSONMappingError.unexpectedShape(path: path + "." + property.name, expected: "a primary key (an integer, a string or a UUID)")
+                }
+                key = primaryKey.keyBytes
+            } else if let id = members["_id"], case .int(let number) = id {
+                key = PrimaryKeyValue.int(number).keyBytes
+            } else {
+                let id = try nextHiddenID ?? Migration.nextHiddenID(schema: type, transaction: transaction)
+                nextHiddenID = id + 1
+                key = PrimaryKeyValue.int(id).keyBytes
+            }
+            let stored = try transaction.get(table: table, key: key)
+            var fields: [FieldValue]
+            if let stored {
+                do {
+                    fields = try RowFormat.fields(of: stored)
+                } catch {
+                    throw RealmError.invalidValue("\(type.className) \(PrimaryKeyValue(keyBytes: key)?.description ?? "?") is damaged in the store: \(error)")
+                }
+                if fields.count < type.properties.count { fields += Array(repeating: .null, count: type.properties.count - fields.count) }
+            } else {
+                fields = type.properties.map(Self.zero)
+            }
+            let old = fields
+            for (index, property) in type.properties.enumerated() {
+                guard let value = members[property.name] else { continue }
+                fields[index] = try field(value, property: property, path: path + "." + property.name)
+            }
+            written.insert(key)
+            if stored != nil && old == fields { return .unchanged }
+            try transaction.put(table: table, key: key, value: try RowFormat.encodeChecked(fields, of: "\(type.className) at \(path)"))
+            for (index, property) in type.properties.enumerated() where property.isIndexed {
+                let indexTable = StoreLayout.indexTable(type.tableNumber, property: index)
+                if stored == nil {
+                    deltas[indexTable, default: SecondaryIndex.Delta()].add(key, value: fields[index])
+                } else if old[index] != fields[index] {
+                    deltas[indexTable, default: SecondaryIndex.Delta()].remove(key, value: old[index])
+                    deltas[indexTable, default: SecondaryIndex.Delta()].add(key, value: fields[index])
+                }
+            }
+            return stored == nil ? .inserted : .updated
+        }
+
+        func finish() throws {
+            for (table, delta) in deltas { try delta.apply(table: table, transaction: transaction) }
+            if let nextHiddenID {
+                try transaction.put(table: StoreLayout.metadataTable, key: StoreLayout.nextIDKey(type.tableNumber),
+                                    value: withUnsafeBytes(of: UInt64(bitPattern: nextHiddenID).littleEndian) { Array($0) })
+            }
+        }
+
+        /// The value a new object holds for a property its JSON leaves out: the type's zero
+        /// (the tool has no class to take initial values from).
+        static func zero(_ property: PropertySchema) -> FieldValue {
+            if property.isList { return .list([]) }
+            if property.isOptional || property.kind == .object || property.kind == .column { return .null }
+            switch property.kind {
+            case .bool: return .bool(false)
+            case .int, .int8, .int16, .int32, .int64: return .int(0)
+            case .double: return .double(0)
+            case .float: return .float(0)
+            case .string: return .string("")
+            case .data: return .data(Data())
+            case .date: return .date(Date(timeIntervalSince1970: 0))
+            case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+            case .decimal: return .decimal(0)
+            case .object, .column: return .null
+            }
+        }
+
+        /// A JSON value as the stored field of `property`, in `strata export`'s format.
+        func field(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+            func mismatch(_ expected: String) -> JSONMappingError {
+                .typeMismatch(path: path, expected: expected, found: value.shortDescription)
+            }
+            if property.isList {
+                if value == .null { return .list([]) }
+                guard case .array(let elements) = value else { throw mismatch("an array (\(property.typeDescription))") }
+                var element = property
+                element.isList = false
+                element.isOptional = true
+                return .list(try elements.enumerated().map { try field($1, property: element, path: "\(path)[\($0)]") })
+            }
+            if value == .null {
+                guard property.isOptional || property.kind == .object || property.kind == .column else { throw mismatch(property.typeDescription + ", not null") }
+                return .null
+            }
+            switch (property.kind, value) {
+            case (.object, _):
+                guard let targetName = property.objectClassName, let target = schema[targetName],
+                      let targetKey = target.primaryKeyProperty else {
+                    throw mismatch("a link (the target type has no primary key, so it cannot be named in JSON)")
+                }
+                let linked = try field(value, property: PropertySchema(name: targetKey.name, kind: targetKey.kind, isOptional: false), path: path)
+                guard let primaryKey = PrimaryKeyValue(field: linked) else { throw mismatch("the primary key of a \(targetName)") }
+                let targetTable = StoreLayout.objectTable(target.tableNumber)
+                let stored = try transaction.get(table: targetTable, key: primaryKey.keyBytes)
+                let exists = stored != nil || (targetTable == table && written.contains(primaryKey.keyBytes))
+                guard exists else {
+                    throw JSONMappingError.unexpectedShape(path: path, expected: "the primary key of an existing \(targetName); there is no \(targetName) \(primaryKey) (import \(targetName) first)")
+                }
+                return .link(primaryKey.keyBytes)
+            case (.column, _):
+                guard property.objectClassName != nil else { throw mismatch("a custom column value") }
+                return .data(try value.data())
+            case (.string, .string(let s)): return .string(s)
+            case (.bool, .bool(let b)): return .bool(b)
+            case (.int, .int(let i)), (.int64, .int(let i)): return .int(i)
+            case (.int8, .int(let i)), (.int16, .int(let i)), (.int32, .int(let i)):
+                let bits = property.kind == .int8 ? 8 : property.kind == .int16 ? 16 : 32
+                let limit = Int64(1) << (bits - 1)
+                guard i >= -limit, i < limit else { throw mismatch("\(property.typeDescription) (\(i) does not fit)") }
+                return .int(i)
+            case (.double, .int(let i)): return .double(Double(i))
+            case (.double, .double(let d)): return .double(d)
+            case (.float, .int(let i)): return .float(Float(i))
+            case (.float, .double(let d)): return .float(Float(d))
+            case (.decimal, .string(let s)):
+                guard let decimal = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else { throw mismatch("a decimal number") }
+                return .decimal(decimal)
+            case (.decimal, .int(let i)): return .decimal(Decimal(i))
+            case (.decimal, .double(let d)):
+                guard d.isFinite else { throw mismatch("a finite decimal") }
+                return .decimal(Decimal(d))
+            case (.data, .string(let s)):
+                guard let data = Data(base64Encoded: s) else { throw mismatch("base64 data") }
+                return .data(data)
+            case (.date, .string(let s)):
+                guard let date = Self.date(s) else { throw mismatch("an ISO 8601 date") }
+                return .date(date)
+            case (.date, .int(let i)): return .date(Date(timeIntervalSince1970: Double(i)))
+            case (.date, .double(let d)): return .date(Date(timeIntervalSince1970: d))
+            case (.uuid, .string(let s)):
+                guard let uuid = UUID(uuidString: s) else { throw mismatch("a UUID") }
+                return .uuid(uuid)
+            default:
+                throw mismatch(property.typeDescription)
+            }
+        }
+
+        private static func date(_ text: String) -> Date? {
+            if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
+            return try? Date.ISO8601FormatStyle().parse(text)
+        }
+    }
+}
