@@ -1,0 +1,251 @@
+// Salvage: the way out for a store that no longer opens. Every segment file is read on its
+// own, without trusting the manifest, hints or any other file: a log segment gives the
+// transactions whose records and commit record are all intact (past damage, the reader
+// moves forward eight bytes at a time — records are 8-byte aligned — until a record parses
+// again); a compacted segment gives each intact record. For every key the record with the
+// newest sequence number wins (a delete removes it), and the result is written into a new
+// store. The report says what could not be read and which transaction sequence numbers are
+// missing, so the caller knows what was lost.
+
+import Foundation
+
+extension Store {
+    /// What ``salvage(from:into:options:)`` recovered and what it could not.
+    public struct SalvageReport: Sendable {
+        /// A stretch of a segment file that could not be read.
+        public struct Damage: Sendable, CustomStringConvertible {
+            /// The file's name.
+            public var file: String
+            /// Where the unreadable bytes start, and how many there are.
+            public var offset: Int
+            public var length: Int
+            /// Why reading stopped there.
+            public var reason: String
+            /// `file at offset (length bytes): reason`.
+            public var description: String { "\(file) at \(offset) (\(length) bytes): \(reason)" }
+        }
+
+        /// Segment files read.
+        public var segments = 0
+        /// Files that could not be read at all (unreadable, or not a segment), with why.
+        public var unreadableFiles: [String] = []
+        /// Damaged stretches inside segment files.
+        public var damage: [Damage] = []
+        /// Complete transactions recovered from log segments.
+        public var transactions = 0
+        /// Transactions whose records were found without their commit record (not kept).
+        public var incompleteTransactions = 0
+        /// Records recovered from compacted segments.
+        public var compactedRecords = 0
+        /// Keys in the new store.
+        public var keys = 0
+        /// Newest transaction sequence number seen.
+        public var lastSequence: UInt64 = 0
+        /// Sequence numbers of log transactions below `lastSequence` that were not found —
+        /// lost with a damaged or missing file — as ranges. (Transactions a compaction
+        /// replaced, at or below the newest sequence a compacted segment covers, are not
+        /// counted: compaction keeps only the newest version of each key by design.)
+        public var missingSequences: [ClosedRange<UInt64>] = []
+
+        /// Whether anything was found damaged or missing.
+        public var lostSomething: Bool { !unreadableFiles.isEmpty || !damage.isEmpty || incompleteTransactions > 0 }
+    }
+
+    /// Reads every intact committed record of the store in `source` — which need not open —
+    /// and writes the newest version of each key into a new store in `destination`.
+    ///
+    /// The source is only read (it is locked shared, so a process writing it is refused).
+    /// `destination` must not hold a store yet.
+    ///
+    /// - Throws: ``StoreError/invalidArgument(_:)`` when `source` is not a directory or
+    ///   `destination` already holds files; ``StoreError/locked(_:)``; I/O errors.
+    public static func salvage(from source: URL, into destination: URL, options: StoreOptions = StoreOptions()) throws -> SalvageReport {
+        let fileSystem = options.fileSystem
+        let path = source.standardizedFileURL.path
+        let names: [String]
+        do {
+            names = try fileSystem.listDirectory(path)
+        } catch {
+            throw StoreError.invalidArgument("\(path) is not a readable store directory")
+        }
+        if let existing = try? fileSystem.listDirectory(destination.standardizedFileURL.path), !existing.isEmpty {
+            throw StoreError.invalidArgument("\(destination.path) already holds files; salvage writes into a new directory")
+        }
+        let lock = try fileSystem.lock(path + "/LOCK", shared: true)
+        defer { lock.unlock() }
+
+        var report = SalvageReport()
+        // key → (sequence, value or nil for a delete)
+        var newest: [TableKey: (sequence: UInt64, value: [UInt8]?)] = [:]
+        var logSequences: [UInt64] = []
+        var lastSequence: UInt64 = 0
+        var compactedThrough: UInt64 = 0
+        for name in names.sorted() where name.hasSuffix(".seg") {
+            guard let number = UInt32(name.dropLast(4)) else { continue }
+            let bytes: [UInt8]
+            do {
+                bytes = try readWholeFile(path + "/" + name, fileSystem: fileSystem)
+            } catch {
+                report.unreadableFiles.append("\(name): \(error)")
+                continue
+            }
+            report.segments += 1
+            bytes.withUnsafeBytes { raw in
+                salvageSegment(raw, name: name, number: number, report: &report, compactedThrough: &compactedThrough) { kind, table, key, value, sequence, fromLog in
+                    let entry = TableKey(table: table, key: Array(key))
+                    if let known = newest[entry], known.sequence > sequence { return }
+                    newest[entry] = (sequence, kind == .put ? value : nil)
+                    lastSequence = max(lastSequence, sequence)
+                    _ = fromLog
+                } transaction: { sequence in
+                    logSequences.append(sequence)
+                }
+            }
+        }
+        report.lastSequence = lastSequence
+        // Transactions a compaction replaced are gone by design: only gaps above count.
+        report.missingSequences = missingRanges(logSequences, through: lastSequence).compactMap { range in
+            range.upperBound <= compactedThrough ? nil : max(range.lowerBound, compactedThrough + 1) ... range.upperBound
+        }
+
+        // The new store: the newest value of every key, in batches.
+        var writeOptions = options
+        writeOptions.readOnly = false
+        let store = try Store(directory: destination, options: writeOptions)
+        do {
+            let live = newest.compactMap { entry, version in version.value.map { (entry, $0) } }
+                .sorted { a, b in a.0.table != b.0.table ? a.0.table < b.0.table : a.0.key.lexicographicallyPrecedes(b.0.key) }
+            var index = 0
+            while index < live.count {
+                let batch = live[index ..< min(index + 10_000, live.count)]
+                try store.write { transaction in
+                    for (entry, value) in batch { try transaction.put(table: entry.table, key: entry.key, value: value) }
+                }
+                index += batch.count
+            }
+            report.keys = live.count
+            try store.close()
+        } catch {
+            try? store.close()
+            throw error
+        }
+        return report
+    }
+
+    private struct TableKey: Hashable {
+        let table: UInt32
+        let key: [UInt8]
+    }
+
+    private static func readWholeFile(_ path: String, fileSystem: any FileSystem) throws -> [UInt8] {
+        let file = try fileSystem.openFile(path, create: false, readOnly: true)
+        defer { file.close() }
+        let size = try file.size()
+        var bytes = [UInt8](repeating: 0, count: size)
+        var done = 0
+        while done < size {
+            let n = try bytes.withUnsafeMutableBytes { buffer in
+                try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[done...]), at: done)
+            }
+            if n <= 0 { break }
+            done += n
+        }
+        return Array(bytes.prefix(done))
+    }
+
+    /// Hands over the intact records of one segment: whole transactions of a log segment,
+    /// every record of a compacted one. Damage is skipped eight bytes at a time.
+    private static func salvageSegment(_ bytes: UnsafeRawBufferPointer, name: String, number: UInt32, report: inout SalvageReport,
+                                       compactedThrough: inout UInt64,
+                                       record: (RecordKind, UInt32, UnsafeRawBufferPointer, [UInt8]?, UInt64, Bool) -> Void,
+                                       transaction: (UInt64) -> Void) {
+        var kind = SegmentKind.log
+        var offset = SegmentHeader.size
+        switch SegmentHeader.read(bytes, number: number) {
+        case .success(let info):
+            kind = info.kind
+            if kind == .compacted { compactedThrough = max(compactedThrough, info.coversThroughSequence) }
+        case .failure(let problem):
+            // Without a header, guess from the records: commit records mean a log segment.
+            report.damage.append(.init(file: name, offset: 0, length: min(bytes.count, SegmentHeader.size), reason: "segment header: \(problem.reason)"))
+            if bytes.count < SegmentHeader.size { return }
+        }
+        var pending: [(RecordKind, UInt32, UnsafeRawBufferPointer, [UInt8]?, UInt64)] = []
+        var pendingSequence: UInt64 = 0
+        var damageStart: Int?
+        var damageReason = ""
+        func endDamage(at end: Int) {
+            if let start = damageStart {
+                report.damage.append(.init(file: name, offset: start, length: end - start, reason: damageReason))
+                damageStart = nil
+            }
+        }
+        func dropPending() {
+            if !pending.isEmpty { report.incompleteTransactions += 1 }
+            pending.removeAll()
+        }
+        while offset + RecordFormat.headerSize <= bytes.count {
+            switch RecordView.parse(bytes, at: offset) {
+            case .failure(let failure):
+                if damageStart == nil {
+                    // Zeros after the last record are an unwritten tail, not damage.
+                    if bytes[offset...].allSatisfy({ $0 == 0 }) { offset = bytes.count; continue }
+                    damageStart = offset
+                    damageReason = failure.reason
+                    dropPending()
+                }
+                offset += 8
+            case .success(let view):
+                endDamage(at: offset)
+                let value: [UInt8]? = view.kind == .put ? view.value() : nil
+                if view.kind == .put && value == nil {
+                    report.damage.append(.init(file: name, offset: offset, length: view.size, reason: "compressed value does not decompress"))
+                    dropPending()
+                    offset += view.size
+                    continue
+                }
+                switch (kind, view.kind) {
+                case (.compacted, .put), (.compacted, .delete):
+                    record(view.kind, view.table, view.key, value, view.sequence, false)
+                    report.compactedRecords += 1
+                case (.compacted, .commit):
+                    break
+                case (.log, .commit):
+                    if !pending.isEmpty, view.sequence == pendingSequence, view.commitRecordCount == pending.count {
+                        for item in pending { record(item.0, item.1, item.2, item.3, item.4, true) }
+                        report.transactions += 1
+                        transaction(view.sequence)
+                        pending.removeAll()
+                    } else {
+                        dropPending()
+                    }
+                case (.log, _):
+                    if !pending.isEmpty && view.sequence != pendingSequence { dropPending() }
+                    pendingSequence = view.sequence
+                    pending.append((view.kind, view.table, view.key, value, view.sequence))
+                }
+                offset += view.size
+            }
+        }
+        endDamage(at: min(offset, bytes.count))
+        dropPending()
+    }
+
+    /// The sequence numbers from 1 through `last` absent from `found`, as ranges.
+    private static func missingRanges(_ found: [UInt64], through last: UInt64) -> [ClosedRange<UInt64>] {
+        let present = Set(found)
+        var ranges: [ClosedRange<UInt64>] = []
+        var start: UInt64?
+        var sequence: UInt64 = 1
+        while sequence <= last {
+            if present.contains(sequence) {
+                if let s = start { ranges.append(s ... sequence - 1); start = nil }
+            } else if start == nil {
+                start = sequence
+            }
+            sequence += 1
+        }
+        if let s = start { ranges.append(s ... last) }
+        return ranges
+    }
+}
