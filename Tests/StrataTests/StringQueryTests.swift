@@ -330,3 +330,35 @@ private let fuzzScaleForStringQueries: Int = {
 extension User {
     static func objectSchemaIndex(_ name: String) -> Int? { User().objectSchema.index(of: name) }
 }
+
+/// Aggregates read stored values without building objects, and agree with the objects.
+final class AggregateTests: RealmTestCase {
+    func testAggregatesFromStoredValuesAgreeWithTheObjects() throws {
+        let realm = try openRealm()
+        try realm.write {
+            for i in 0..<200 {
+                let user = newUser("\(i)", rank: i % 17, city: i % 3 == 0 ? "Raleigh" : "Cary")
+                user.score = Double(i) / 4
+                try realm.add(user)
+            }
+        }
+        let all = realm.objects(User.self)
+        for results in [all, all.filter(#Predicate { $0.city == "Raleigh" }), all.filter("rank > 5 SORT(score DESC)")] {
+            let objects = Array(results)
+            XCTAssertEqual(results.min(of: \.rank), objects.map(\.rank).min())
+            XCTAssertEqual(results.max(of: \.score), objects.map(\.score).max())
+            XCTAssertEqual(results.sum(of: \.rank), objects.map(\.rank).reduce(0, +))
+            XCTAssertEqual(results.average(of: \.score), objects.map(\.score).reduce(0, +) / Double(objects.count))
+            XCTAssertEqual(results.average(of: \.rank), Double(objects.map(\.rank).reduce(0, +)) / Double(objects.count))
+            XCTAssertEqual(results.max(of: \.lastName), objects.map(\.lastName).max())
+        }
+        // Inside a write, pending changes count.
+        try realm.write {
+            realm.object(ofType: User.self, forPrimaryKey: "3")!.rank = 1000
+            XCTAssertEqual(all.max(of: \.rank), 1000)
+            XCTAssertNotNil(all.filter(#Predicate { $0.city == "Raleigh" }).query.storedValues(of: 4, in: realm))
+        }
+        // Strings compare as Swift does.
+        XCTAssertEqual(all.filter("rank == 0").max(of: \.username), "user85")
+    }
+}

@@ -60,7 +60,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// The number of matching objects.
     public var endIndex: Int { count }
 
-    /// The number of matching objects.
+    /// The number of matching objects (unfiltered, outside a write: the engine's key count).
     public var count: Int {
         if query.filters.isEmpty, query.textFilters.isEmpty, query.limit == nil, realm.writeState == nil {
             realm.verifyThread()
@@ -179,20 +179,41 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     // MARK: Aggregates
 
+    /// The values of a stored property over the objects, read from the stored rows without
+    /// building objects when the filters allow it (else through the objects).
+    private func values<V>(of keyPath: KeyPath<Element, V>) -> [V] {
+        realm.verifyThread()
+        if let index = query.bound.info.propertyIndex(for: keyPath),
+           let type = V.self as? any _PersistableValue.Type,
+           !query.bound.schema.properties[index].isList, query.bound.schema.properties[index].kind != .object,
+           let fields = query.storedValues(of: index, in: realm) {
+            var values: [V] = []
+            values.reserveCapacity(fields.count)
+            for field in fields {
+                // A value the type cannot read (damage): the objects decide, as before.
+                guard let value = type._fromField(field, in: realm) as? V else { return map { $0[keyPath: keyPath] } }
+                values.append(value)
+            }
+            return values
+        }
+        return map { $0[keyPath: keyPath] }
+    }
+
     /// The smallest value of a property among the objects, or nil when there are none.
-    public func min<V: Comparable>(of keyPath: KeyPath<Element, V>) -> V? { lazy.map { $0[keyPath: keyPath] }.min() }
+    /// Reads stored values without building objects when it can.
+    public func min<V: Comparable>(of keyPath: KeyPath<Element, V>) -> V? { values(of: keyPath).min() }
     /// The largest value of a property among the objects, or nil when there are none.
-    public func max<V: Comparable>(of keyPath: KeyPath<Element, V>) -> V? { lazy.map { $0[keyPath: keyPath] }.max() }
+    public func max<V: Comparable>(of keyPath: KeyPath<Element, V>) -> V? { values(of: keyPath).max() }
     /// The sum of a property over the objects (zero when there are none).
-    public func sum<V: AdditiveArithmetic>(of keyPath: KeyPath<Element, V>) -> V { reduce(.zero) { $0 + $1[keyPath: keyPath] } }
+    public func sum<V: AdditiveArithmetic>(of keyPath: KeyPath<Element, V>) -> V { values(of: keyPath).reduce(.zero, +) }
     /// The mean of a property over the objects, or nil when there are none.
     public func average<V: BinaryFloatingPoint>(of keyPath: KeyPath<Element, V>) -> V? {
-        let values = map { $0[keyPath: keyPath] }
+        let values = values(of: keyPath)
         return values.isEmpty ? nil : values.reduce(0, +) / V(values.count)
     }
     /// The mean of an integer property over the objects, or nil when there are none.
     public func average<V: BinaryInteger>(of keyPath: KeyPath<Element, V>) -> Double? {
-        let values = map { Double($0[keyPath: keyPath]) }
+        let values = values(of: keyPath).map { Double($0) }
         return values.isEmpty ? nil : values.reduce(0, +) / Double(values.count)
     }
 
@@ -378,11 +399,34 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// The same, reading stored fields only: no object is built.
     private func evaluateOnFields(in realm: Realm, pending: [RowKey: PendingRow], sortKeys: [(index: Int, reverse: Bool)],
                                   ordered: Bool = true) -> [[UInt8]] {
+        var rows = matchingRows(in: realm, pending: pending, values: sortKeys.map(\.index))
+        if !ordered {
+            // The caller orders them.
+        } else if sortKeys.isEmpty {
+            rows.sort { $0.key.lexicographicallyPrecedes($1.key) }
+        } else {
+            return limited(Self.sortedKeys(rows, sortKeys: sortKeys), ordered: ordered)
+        }
+        return limited(rows.map(\.key), ordered: ordered)
+    }
+
+    /// The stored values of property `index` of every matching object, read from the rows
+    /// without building objects (aggregates); nil when a filter needs objects, or with a
+    /// LIMIT (which needs the order).
+    func storedValues(of index: Int, in realm: Realm) -> [FieldValue]? {
+        guard filters.isEmpty || fieldPredicate != nil, limit == nil else { return nil }
+        let table = bound.table
+        let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == table } } ?? [:]
+        return matchingRows(in: realm, pending: pending, values: [index]).map { $0.values[0] }
+    }
+
+    /// The key and the values of properties `values` of each row that matches, in no order.
+    private func matchingRows(in realm: Realm, pending: [RowKey: PendingRow], values indexes: [Int]) -> [(key: [UInt8], values: [FieldValue])] {
         var rows: [(key: [UInt8], values: [FieldValue])] = []
         func consider(_ key: @autoclosure () -> [UInt8], _ field: (Int) -> FieldValue) {
             if let fieldPredicate, !fieldPredicate.evaluate(field) { return }
             for text in textFilters where !text.evaluate(realm, field) { return }
-            rows.append((key(), sortKeys.isEmpty ? [] : sortValues(field, keys: sortKeys)))
+            rows.append((key(), indexes.map { field($0) }))
         }
         func consider(_ key: @autoclosure () -> [UInt8], row: StoredValue) {
             consider(key()) { (try? RowFormat.field($0, of: row)) ?? .null }
@@ -413,14 +457,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
                 if !row.isDeleted { consider(rowKey.key) { row.field($0)! } }
             }
         }
-        if !ordered {
-            // The caller orders them.
-        } else if sortKeys.isEmpty {
-            rows.sort { $0.key.lexicographicallyPrecedes($1.key) }
-        } else {
-            return limited(Self.sortedKeys(rows, sortKeys: sortKeys), ordered: ordered)
-        }
-        return limited(rows.map(\.key), ordered: ordered)
+        return rows
     }
 
     /// The rows' keys in sort order. The comparisons read the sort values through unsafe
