@@ -167,7 +167,7 @@ extension Object: ThreadConfined {
 
 extension ThreadConfined where Self: Object {
     /// A `Sendable` read-only view of this object as of now, for other tasks, actors and
-    /// threads. An unmanaged object is copied (``deepCopy()``), so later changes to it do
+    /// threads. An unmanaged object is copied (``Object/deepCopy()``), so later changes to it do
     /// not show.
     ///
     /// Traps for a deleted or invalidated object, or inside a write transaction.

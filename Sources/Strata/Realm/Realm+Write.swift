@@ -119,7 +119,7 @@ extension Realm {
     ///
     /// In async code, do not `await` between `beginWrite()` and `commitWrite()`: the
     /// write gate stays held while the task is suspended, and writers waiting for it block
-    /// their threads. Use ``asyncWrite(_:isolation:)``.
+    /// their threads. Use ``asyncWrite(withoutNotifying:_:isolation:)``.
     public func beginWrite() throws {
         try checkCanBeginWrite()
         let transaction: Transaction
@@ -179,7 +179,10 @@ extension Realm {
     /// back and `CancellationError` is thrown. Once the commit has started it completes;
     /// the call then returns when it is durable.
     ///
-    /// - Parameter isolation: the caller's actor, filled in by the compiler; leave it out.
+    /// - Parameters:
+    ///   - tokens: observers of this realm not to notify of this write.
+    ///   - block: the changes, run synchronously inside the write; what it returns is returned.
+    ///   - isolation: the caller's actor, filled in by the compiler; leave it out.
     /// - Throws: `CancellationError`; what `block` throws (nothing is written);
     ///   ``RealmError/incorrectThread``, ``RealmError/alreadyInWriteTransaction``,
     ///   ``RealmError/readOnly``, ``RealmError/frozenRealm``, ``RealmError/storage(_:)``.

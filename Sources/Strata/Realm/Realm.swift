@@ -66,7 +66,9 @@ public final class Realm {
     /// Opening is cheap once the store is open in the process (one realm per request is
     /// fine): the store is shared per directory.
     ///
-    /// - Parameter isolation: the caller's actor, filled in by the compiler; leave it out.
+    /// - Parameters:
+    ///   - configuration: where the store is and what it holds.
+    ///   - isolation: the caller's actor, filled in by the compiler; leave it out.
     /// - Throws: ``RealmError/schemaMismatch(_:)`` when the stored schema differs and
     ///   `schemaVersion` was not raised; ``RealmError/invalidSchema(_:)`` for a model class
     ///   that cannot be used; ``RealmError/storage(_:)`` for engine failures (locked, damaged…).
@@ -100,7 +102,7 @@ public final class Realm {
     /// Opens a realm confined to `queue`, a serial queue; call it on that queue. The realm
     /// advances and delivers notifications on the queue when other threads commit.
     ///
-    /// - Throws: ``RealmError/incorrectThread`` when not called on `queue`; as ``init(configuration:)``.
+    /// - Throws: ``RealmError/incorrectThread`` when not called on `queue`; as ``init(configuration:isolation:)``.
     public convenience init(configuration: Configuration = Configuration(), queue: DispatchQueue) throws {
         guard let confinement = Confinement.queue(queue) else { throw RealmError.incorrectThread }
         try self.init(configuration: configuration, confinement: confinement)

@@ -31,7 +31,7 @@ public enum RealmError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The realm was invalidated (closed).
     case invalidated
     /// A write was attempted on a frozen realm or object (frozen values never change;
-    /// ``Realm/thaw(_:)`` finds the live object).
+    /// `Realm.thaw(_:)` finds the live object).
     case frozenRealm
     /// A string query that cannot be read or does not fit the type: the query, the offset
     /// (in characters) where the problem is, and what was expected there.

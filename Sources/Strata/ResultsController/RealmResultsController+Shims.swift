@@ -8,7 +8,7 @@
 import Foundation
 
 extension Realm {
-    /// RealmResultsController's `addNotified`: ``add(_:update:)``, callable inside a write
+    /// RealmResultsController's `addNotified`: `add(_:update:)`, callable inside a write
     /// without `try`, as the seed's examples call it:
     ///
     /// ```swift
