@@ -126,6 +126,7 @@ extension Realm {
         do {
             transaction = try shared.store.beginTransaction()
         } catch {
+            fallBackIfStoreFailed()
             throw RealmError.wrap(error)
         }
         start(transaction)
@@ -197,6 +198,7 @@ extension Realm {
         } catch let error as CancellationError {
             throw error
         } catch {
+            fallBackIfStoreFailed()
             throw RealmError.wrap(error)
         }
         // Other code on this actor may have run while this task waited.
@@ -246,6 +248,7 @@ extension Realm {
             write.transaction.rollback()
             endWrite()
             shared.log.markUnknown(through: shared.store.lastSequence)
+            fallBackIfStoreFailed()
             throw RealmError.wrap(error)
         }
         if let sequence = appended.sequence { shared.log.record(sequence, changes) }
@@ -263,6 +266,7 @@ extension Realm {
     /// the commit survives is decided by recovery at the next open.
     private func failedSync(_ error: any Error) -> any Error {
         shared.log.markUnknown(through: shared.store.lastSequence)
+        fallBackIfStoreFailed()
         if error is CancellationError { return error }
         return RealmError.wrap(error)
     }

@@ -298,6 +298,11 @@ public final class Realm {
     public func refresh() -> Bool {
         verifyThread()
         guard !isClosed, !isFrozen, writeState == nil else { return false }
+        if shared.store.hasFailed {
+            let before = snapshot.sequence
+            fallBackIfStoreFailed()
+            return snapshot.sequence != before
+        }
         return advance()
     }
 
@@ -319,6 +324,21 @@ public final class Realm {
     }
 
     func bumpContentVersion() { contentVersion &+= 1 }
+
+    /// After the store stopped on a failed sync, this realm may show a commit that never
+    /// became durable (a write starts from commits still syncing, so as not to lose
+    /// updates): it goes back to the last durable commit, which recovery keeps. Observers
+    /// are told, with an unknown change set.
+    func fallBackIfStoreFailed() {
+        guard shared.store.hasFailed else { return }
+        let durable = shared.store.snapshot()
+        guard durable.sequence != snapshot.sequence else { return }
+        let old = snapshot
+        view = SnapshotBox(durable)
+        generation &+= 1
+        contentVersion &+= 1
+        if !observers.isEmpty { observers.deliver(realm: self, old: old, changes: nil) }
+    }
 
     /// Changes whenever anything this realm reads may have changed (caches compare it).
     var readVersion: UInt64 { contentVersion &+ (writeState?.changeCounter ?? 0) << 32 }
