@@ -16,8 +16,9 @@ extension Store {
         public struct Damage: Sendable, CustomStringConvertible {
             /// The file's name.
             public var file: String
-            /// Where the unreadable bytes start, and how many there are.
+            /// Where the unreadable bytes start.
             public var offset: Int
+            /// How many bytes could not be read.
             public var length: Int
             /// Why reading stopped there.
             public var reason: String
