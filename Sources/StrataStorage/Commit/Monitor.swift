@@ -56,6 +56,19 @@ final class Monitor: @unchecked Sendable {
 func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
     final class Box: @unchecked Sendable { let body: @Sendable () -> Void; init(_ b: @escaping @Sendable () -> Void) { body = b } }
     let box = Unmanaged.passRetained(Box(body))
+    #if canImport(Darwin)
+    // Darwin: pthread_t is a pointer (created into an optional), the argument non-optional.
+    var thread: pthread_t?
+    let result = pthread_create(&thread, nil, { raw in
+        let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
+        box.body()
+        return nil
+    }, box.toOpaque())
+    if result == 0 {
+        if let thread { pthread_detach(thread) }
+        return true
+    }
+    #else
     var thread = pthread_t()
     let result = pthread_create(&thread, nil, { raw in
         let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
@@ -66,6 +79,7 @@ func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
         pthread_detach(thread)
         return true
     }
+    #endif
     box.release()
     return false
 }

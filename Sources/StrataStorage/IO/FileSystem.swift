@@ -11,7 +11,8 @@ protocol StorageFile: AnyObject, Sendable {
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws
     /// Reads up to `buffer.count` bytes at `offset`; returns how many were read.
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) throws -> Int
-    /// `fdatasync`: the file's bytes written so far reach stable storage.
+    /// The file's bytes written so far reach stable storage: `fdatasync` on Linux,
+    /// `fcntl(F_FULLFSYNC)` on Darwin (see `dataSyncPrimitive`).
     func sync() throws
     /// Asks the kernel to start writing the range to disk without waiting (Linux
     /// `sync_file_range`); a performance hint that promises no durability.

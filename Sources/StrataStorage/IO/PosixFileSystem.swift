@@ -7,6 +7,75 @@ import Glibc
 import Darwin
 #endif
 
+// Platforms. Linux is where the engine is built and tested. On Darwin (macOS) the same
+// POSIX calls are used, except for the few below, each behind `#if canImport(Darwin)`:
+// `fsync` there only hands the data to the drive, whose cache may lose it on power loss,
+// so a data sync is `fcntl(F_FULLFSYNC)` (falling back to `fsync` where the file system
+// does not support it), and `fdatasync`/`sync_file_range` (Linux-only) are not used.
+
+/// The system call that makes a file's data durable in ``PosixFile/sync()``.
+enum DataSyncPrimitive: Equatable {
+    /// Linux `fdatasync(2)`: data and the metadata needed to read it back.
+    case fdatasync
+    /// Darwin `fcntl(F_FULLFSYNC)`: flushes the drive's write cache too; `fsync` if the
+    /// file system answers ENOTSUP or EINVAL.
+    case fullFsync
+}
+
+/// The data-sync primitive this build uses (tested: it is `fdatasync` on Linux).
+let dataSyncPrimitive: DataSyncPrimitive = {
+    #if canImport(Darwin)
+    return .fullFsync
+    #else
+    return .fdatasync
+    #endif
+}()
+
+/// The name a failed data sync is reported under (``StoreError/io(op:path:errno:)``'s op;
+/// it must contain "sync", which marks a sync failure).
+let dataSyncOperationName: String = dataSyncPrimitive == .fdatasync ? "fdatasync" : "fcntl F_FULLFSYNC"
+
+/// Makes the data written to `fd` durable with ``dataSyncPrimitive``, retrying on EINTR.
+/// Returns 0, or -1 with `errno` set.
+func syncFileData(_ fd: Int32) -> Int32 {
+    while true {
+        #if canImport(Darwin)
+        if fcntl(fd, F_FULLFSYNC) == 0 { return 0 }
+        if errno == EINTR { continue }
+        // Some file systems (network, FAT, some external drives) do not support F_FULLFSYNC.
+        if errno == ENOTSUP || errno == EINVAL {
+            if fsync(fd) == 0 { return 0 }
+            if errno == EINTR { continue }
+        }
+        return -1
+        #else
+        if fdatasync(fd) == 0 { return 0 }
+        if errno == EINTR { continue }
+        return -1
+        #endif
+    }
+}
+
+/// `close(2)`, named apart from the members called `close` below.
+@inline(__always)
+func closeDescriptor(_ fd: Int32) {
+    #if canImport(Darwin)
+    _ = Darwin.close(fd)
+    #else
+    _ = Glibc.close(fd)
+    #endif
+}
+
+/// `rename(2)`, named apart from ``PosixFileSystem/rename(_:to:)``.
+@inline(__always)
+func renamePath(_ from: String, _ to: String) -> Int32 {
+    #if canImport(Darwin)
+    return Darwin.rename(from, to)
+    #else
+    return Glibc.rename(from, to)
+    #endif
+}
+
 struct PosixFileSystem: FileSystem {
     /// The permission bits of the files this layer creates (``StoreOptions/fileMode``).
     var fileMode: mode_t = 0o600
@@ -71,15 +140,20 @@ struct PosixFileSystem: FileSystem {
     }
 
     func rename(_ from: String, to: String) throws {
-        if Glibc.rename(from, to) != 0 { throw StoreError.fromErrno(errno, op: "rename", path: from) }
+        if renamePath(from, to) != 0 { throw StoreError.fromErrno(errno, op: "rename", path: from) }
     }
 
     func syncDirectory(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw StoreError.fromErrno(errno, op: "open directory", path: path) }
-        defer { Glibc.close(fd) }
+        defer { closeDescriptor(fd) }
         // A failed sync is a sync failure whatever its errno (ENOSPC included), never `diskFull`.
-        if fsync(fd) != 0 { throw StoreError.io(op: "fsync directory", path: path, errno: errno) }
+        // `fsync` on both platforms. On Darwin it hands the directory's entries to the drive
+        // without flushing the drive's cache; the next data sync's F_FULLFSYNC flushes it.
+        while fsync(fd) != 0 {
+            if errno == EINTR { continue }
+            throw StoreError.io(op: "fsync directory", path: path, errno: errno)
+        }
     }
 
     func lock(_ path: String, shared: Bool) throws -> any FileLock {
@@ -98,7 +172,7 @@ struct PosixFileSystem: FileSystem {
         guard fd >= 0 else { throw StoreError.fromErrno(errno, op: "open lock file", path: path) }
         if flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0 {
             let code = errno
-            Glibc.close(fd)
+            closeDescriptor(fd)
             if code == EWOULDBLOCK { throw StoreError.locked(path) }
             throw StoreError.fromErrno(code, op: "flock", path: path)
         }
@@ -123,7 +197,7 @@ final class PosixLock: FileLock, @unchecked Sendable {
     func unlock() {
         if released.setOnce(), fd >= 0 {
             flock(fd, LOCK_UN)
-            Glibc.close(fd)
+            closeDescriptor(fd)
         }
     }
 
@@ -192,9 +266,8 @@ final class PosixFile: StorageFile, @unchecked Sendable {
     }
 
     func sync() throws {
-        while fdatasync(fd) != 0 {
-            if errno == EINTR { continue }
-            throw StoreError.io(op: "fdatasync", path: path, errno: errno)
+        if syncFileData(fd) != 0 {
+            throw StoreError.io(op: dataSyncOperationName, path: path, errno: errno)
         }
     }
 
@@ -220,6 +293,6 @@ final class PosixFile: StorageFile, @unchecked Sendable {
 
     /// Closes the descriptor (once; also done at deinit).
     func close() {
-        if closed.setOnce() { Glibc.close(fd) }
+        if closed.setOnce() { closeDescriptor(fd) }
     }
 }
