@@ -37,6 +37,7 @@ let package = Package(
             name: "StudioTests",
             dependencies: [
                 "StudioCore",
+                "strata-studio",
                 .product(name: "Strata", package: "Strata"),
             ]
         ),

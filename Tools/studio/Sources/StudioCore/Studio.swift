@@ -154,7 +154,7 @@ struct StudioResponder: HTTPResponder {
         if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]") {
             let port = host[host.index(after: colon)...]
             guard !port.isEmpty, port.allSatisfy(\.isASCII), port.allSatisfy(\.isNumber) else {
-                throw StudioFailure(.forbidden, "the Host header '\(authority)' is not this server")
+                throw StudioFailure(.forbidden, "the studio answers only requests for 127.0.0.1 or localhost, not '\(authority)'")
             }
             host = String(host[..<colon])
         }
