@@ -2,7 +2,7 @@
 SWIFT ?= swift
 SHELL := /bin/bash
 
-.PHONY: demo test build deps bench bench-service service-check tsan docs
+.PHONY: demo test build deps bench-deps bench bench-service service-check tsan docs
 
 # liblz4's headers and pkg-config file come from Debian's liblz4-dev.
 deps:
@@ -32,7 +32,15 @@ tsan: deps
 	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --disable-swift-testing --filter 'StrataStorageTests.ConcurrencyTests|StrataStorageTests.AsyncWriteTests|StrataTests.ConcurrencyTests|StrataTests.FailedSyncTests|StrataStorageTests.CompactionTests/testReadersWriters|StrataTests.HandoffAndCopyTests|StrataTests.NotificationTests|StrataTests.WriteSemanticsTests/testConcurrentDurableWritersNeverLoseAnUpdate|StrataTests.ResultsControllerTests/testWritesFromOtherThreadsReachAQueueConfinedController'
 
 # The benchmark suite (its own package; builds GRDB in release mode).
-bench: deps
+# The engine's peers (LMDB, RocksDB, LevelDB) come from Debian's -dev packages.
+bench-deps: deps
+	@if ! pkg-config --exists lmdb rocksdb 2>/dev/null || [ ! -f /usr/include/leveldb/c.h ]; then \
+		echo "Installing liblmdb-dev, librocksdb-dev and libleveldb-dev (the benchmark's peers)..."; \
+		SUDO=""; if [ "$$(id -u)" != "0" ]; then SUDO="sudo"; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq liblmdb-dev librocksdb-dev libleveldb-dev; \
+	fi
+
+bench: bench-deps
 	cd Benchmarks && $(SWIFT) run -c release strata-bench
 
 # A real HTTP service (Hummingbird 2) over Strata and over GRDB, loaded from 127.0.0.1 at 1, 16

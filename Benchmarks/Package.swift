@@ -17,10 +17,14 @@ let package = Package(
     ],
     targets: [
         .target(name: "CBenchSupport", path: "Sources/CBenchSupport"),
+        // The engine's peers, from Debian's -dev packages (`make bench` installs them).
+        .systemLibrary(name: "CLMDB", path: "Sources/CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
+        .systemLibrary(name: "CRocksDB", path: "Sources/CRocksDB", pkgConfig: "rocksdb", providers: [.apt(["librocksdb-dev"])]),
+        .systemLibrary(name: "CLevelDB", path: "Sources/CLevelDB", providers: [.apt(["libleveldb-dev"])]),
         .executableTarget(
             name: "strata-bench",
             dependencies: [
-                "CBenchSupport",
+                "CBenchSupport", "CLMDB", "CRocksDB", "CLevelDB",
                 .product(name: "StrataStorage", package: "Strata"),
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
