@@ -53,7 +53,7 @@ bench-service: deps
 # The same service as a check (run by CI): a short debug-build run on 127.0.0.1 at 1 and 16
 # connections, bounded to 2,000 requests or 20 s a run; exits non-zero on any request error
 # or any acknowledged write missing from the reopened store.
-service-check: deps
+service-check: bench-deps
 	cd Benchmarks && $(SWIFT) build --product strata-service-bench
 	cd Benchmarks && $$($(SWIFT) build --show-bin-path)/strata-service-bench --rounds 1 --requests 2000 --seconds 20 --connections 1,16 --events-seconds 0.5
 
