@@ -13,7 +13,7 @@ struct StrataCommand: ParsableCommand {
         abstract: "Inspect and maintain Strata stores.",
         discussion: "Exit codes: 0 ok, 1 the store is damaged or the command failed, 2 bad usage.",
         subcommands: [CompactCommand.self, VerifyCommand.self, StatsCommand.self, DumpCommand.self, QueryCommand.self,
-                      ExportCommand.self, ImportCommand.self, RecoverCommand.self, DemoCommand.self])
+                      ExportCommand.self, ImportCommand.self, RecoverCommand.self, StudioCommand.self, DemoCommand.self])
 
     static func main() {
         do {
