@@ -61,3 +61,27 @@ service-check: bench-deps
 docs: deps
 	$(SWIFT) package --disable-sandbox generate-documentation --target StrataStorage --target Strata --warnings-as-errors --disable-indexing
 
+
+# Strata Studio (docs/studio.md): its own package under Tools/studio, so Hummingbird never
+# reaches the library's users. `make studio` builds strata-studio (`strata studio` runs it).
+# Flags for swift build after STUDIO_FLAGS=, e.g. `make studio-check STUDIO_FLAGS="-j 1"`.
+.PHONY: studio studio-check
+STUDIO_FLAGS ?=
+studio: deps
+	cd Tools/studio && $(SWIFT) build $(STUDIO_FLAGS) --product strata-studio
+
+# Builds the studio, runs its HTTP tests (every endpoint and bad input, on 127.0.0.1), then a
+# headless Chromium (Debian's chromium, installed if missing) on the demo store: a query page
+# renders rows, following a link shows the linked object, a bad query shows its error;
+# screenshots in docs/studio.png and docs/studio-stats.png. The server is bounded (--seconds)
+# and killed after the check.
+studio-check: deps
+	cd Tools/studio && $(SWIFT) build $(STUDIO_FLAGS) --build-tests
+	cd Tools/studio && $(SWIFT) test --skip-build --disable-swift-testing
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		echo "Installing chromium (the studio's browser test)..."; \
+		SUDO=""; if [ "$$(id -u)" != "0" ]; then SUDO="sudo"; fi; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; \
+	fi
+	$(SWIFT) build $(STUDIO_FLAGS) --product strata
+	Tools/studio/Scripts/browser-check.sh "$$($(SWIFT) build --show-bin-path)/strata" "$$(cd Tools/studio && $(SWIFT) build --show-bin-path)/strata-studio" docs

@@ -353,7 +353,10 @@ enum Pages {
             shapes += "<text x=\"\(fmt(x + 5))\" y=\"\(fmt(y + 15))\">#\(segment.id) \(state)</text>"
             shapes += "<text x=\"\(fmt(x + 5))\" y=\"\(fmt(y + 30))\">\(HTML.escape(HTML.bytes(segment.diskBytes)))</text>"
             shapes += "<text x=\"\(fmt(x + 5))\" y=\"\(fmt(y + 45))\">\(Int((liveFraction * 100).rounded()))% live</text>"
-            shapes += "<text x=\"\(fmt(x))\" y=\"\(fmt(y + height + 14))\" fill-opacity=\"0.7\">\(HTML.escape(HTML.bytes(segment.liveBytes))) live · \(HTML.escape(HTML.bytes(segment.deadBytes))) dead</text></g>"
+            if w >= 170 {
+                shapes += "<text x=\"\(fmt(x))\" y=\"\(fmt(y + height + 14))\" fill-opacity=\"0.7\">\(HTML.escape(HTML.bytes(segment.liveBytes))) live · \(HTML.escape(HTML.bytes(segment.deadBytes))) dead</text>"
+            }
+            shapes += "</g>"
             x += w + gap
         }
         if segments.isEmpty { shapes = "<text x=\"10\" y=\"30\">no segments</text>" }
