@@ -275,7 +275,7 @@ enum Pages {
         body += "</tbody></table>\n"
 
         body += "<h2>Space</h2>\n" + spaceBar(live: stats.liveBytes, dead: stats.deadBytes, pinned: stats.pinnedBytes)
-        body += "<h2>Segment map</h2>\n<p class=\"muted\">One block per segment file, its width by size; the green part is live records, the rest dead bytes. A dashed border marks the active segment, a double one a segment written by compaction.</p>\n"
+        body += "<h2>Segment map</h2>\n<p class=\"muted\">One block per segment file, its width by size; the green part is live records, the rest dead bytes. A dashed border marks the active segment, a thick one a segment written by compaction.</p>\n"
         body += segmentMap(stats.segmentDetails)
         if let counts, !counts.isEmpty {
             body += "<h2>Objects per type</h2>\n" + typeBars(counts)
