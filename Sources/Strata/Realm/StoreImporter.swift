@@ -164,23 +164,13 @@ public struct StoreImporter {
             }
         }
 
-        /// The value a new object holds for a property its JSON leaves out: the type's zero
-        /// (the tool has no class to take initial values from).
+        /// The value a new object holds for a property its JSON leaves out (the tool has
+        /// no class to take initial values from): empty lists, nil where allowed, else the
+        /// kind's zero, as a migration gives an added property.
         static func zero(_ property: PropertySchema) -> FieldValue {
             if property.isList { return .list([]) }
-            if property.isOptional || property.kind == .object || property.kind == .column { return .null }
-            switch property.kind {
-            case .bool: return .bool(false)
-            case .int, .int8, .int16, .int32, .int64: return .int(0)
-            case .double: return .double(0)
-            case .float: return .float(0)
-            case .string: return .string("")
-            case .data: return .data(Data())
-            case .date: return .date(Date(timeIntervalSince1970: 0))
-            case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
-            case .decimal: return .decimal(0)
-            case .object, .column: return .null
-            }
+            if property.isOptional { return .null }
+            return FieldValue.zero(property.kind)
         }
 
         /// A JSON value as the stored field of `property`, in `strata export`'s format.

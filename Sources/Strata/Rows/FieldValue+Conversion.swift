@@ -158,3 +158,23 @@ extension Optional: AnyOptional {
         }
     }
 }
+
+extension FieldValue {
+    /// The value a new non-optional property holds when nothing gives it one (a migration
+    /// adding it, an import that leaves it out): zero, empty, false, the reference date, the
+    /// nil UUID; nil for links and custom columns.
+    static func zero(_ kind: PropertyKind) -> FieldValue {
+        switch kind {
+        case .bool: return .bool(false)
+        case .int, .int8, .int16, .int32, .int64: return .int(0)
+        case .double: return .double(0)
+        case .float: return .float(0)
+        case .string: return .string("")
+        case .data: return .data(Data())
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: 0))
+        case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        case .decimal: return .decimal(0)
+        case .object, .column: return .null
+        }
+    }
+}
