@@ -47,7 +47,7 @@ struct StudioCommand: ParsableCommand {
         roots = roots.reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
         for root in roots {
             for config in ["debug", "release"] {
-                paths.append(root + "/Tools/studio/.build/\(config)/strata-studio")
+                paths.append(URL(fileURLWithPath: root).appendingPathComponent("Tools/studio/.build/\(config)/strata-studio").standardizedFileURL.path)
             }
         }
         return paths
