@@ -66,7 +66,7 @@ open class Object: CustomStringConvertible {
     public var isInvalidated: Bool { _state?.isInvalidated ?? false }
 
     /// The schema of this object's type.
-    public var objectSchema: ObjectSchema { ObjectType.info(for: type(of: self)).schema }
+    public var objectSchema: ObjectSchema { _state?.bound.schema ?? ObjectType.info(for: type(of: self)).schema }
 
     /// The object's identity that can cross threads: its primary key, or its hidden object
     /// id. Unmanaged objects without a primary key have none (the call traps).
@@ -83,9 +83,13 @@ open class Object: CustomStringConvertible {
     /// links read as objects, lists as arrays.
     public subscript(key: String) -> Any? {
         get {
+            // Managed: the stored schema (a DynamicObject has no declared properties).
+            if let state = _state {
+                guard let index = state.bound.schema.index(of: key) else { return nil }
+                return state.dynamicValue(index)
+            }
             let info = ObjectType.info(for: type(of: self))
             guard let index = info.schema.index(of: key) else { return nil }
-            if let state = _state { return state.dynamicValue(index) }
             switch _slots[index] {
             case .value(let field): return field.anyValue
             case .object(let object): return object
@@ -93,9 +97,8 @@ open class Object: CustomStringConvertible {
             }
         }
         set {
-            let info = ObjectType.info(for: type(of: self))
-            guard let index = info.schema.index(of: key) else {
-                preconditionFailure("\(Self.className) has no property '\(key)'")
+            guard let index = _state?.bound.schema.index(of: key) ?? ObjectType.info(for: type(of: self)).schema.index(of: key) else {
+                preconditionFailure("\(_state?.bound.className ?? Self.className) has no property '\(key)'")
             }
             do {
                 try setDynamicValue(newValue, index: index)
@@ -128,12 +131,12 @@ open class Object: CustomStringConvertible {
 
     /// Sets a property from a plain Swift value; throws when the value does not fit.
     func setDynamicValue(_ value: Any?, index: Int) throws {
-        let info = ObjectType.info(for: type(of: self))
-        let property = info.schema.properties[index]
         if let state = _state {
             try state.setDynamicValue(value, index: index)
             return
         }
+        let info = ObjectType.info(for: type(of: self))
+        let property = info.schema.properties[index]
         switch _slots[index] {
         case .object:
             guard value == nil || value is Object else {

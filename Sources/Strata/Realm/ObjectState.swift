@@ -272,7 +272,7 @@ public final class ObjectState {
     func dynamicValue(_ index: Int) -> Any? {
         let property = bound.schema.properties[index]
         let field = field(index)
-        if property.kind == .object, let target = realm.boundType(named: property.objectClassName ?? "") {
+        if property.kind == .object, let target = realm.boundTypeOrDynamic(named: property.objectClassName ?? "") {
             switch field {
             case .link(let key): return realm.object(bound: target, key: key)
             case .list(let items):

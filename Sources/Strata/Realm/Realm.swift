@@ -41,6 +41,7 @@ public final class Realm {
     private var typesByID: [ObjectIdentifier: BoundType] = [:]
     private var typesByName: [String: BoundType] = [:]
     private var typesByTable: [UInt32: BoundType] = [:]
+    private var dynamicTypes: [String: BoundType] = [:]
     private(set) var isClosed = false
     let observers = ObserverRegistry()
     private(set) var listener: AutorefreshListener?
@@ -211,6 +212,20 @@ public final class Realm {
     }
 
     func boundType(named name: String) -> BoundType? { typesByName[name] }
+
+    /// The configured class of a stored type, else the type bound to ``DynamicObject``
+    /// (links of dynamic objects, string queries through them).
+    func boundTypeOrDynamic(named name: String) -> BoundType? { typesByName[name] ?? (try? dynamicBoundType(name)) }
+
+    /// A stored type bound to ``DynamicObject`` (made once per realm and type).
+    func dynamicBoundType(_ className: String) throws -> BoundType {
+        if let known = dynamicTypes[className] { return known }
+        guard let stored = shared.schema[className] else { throw RealmError.unknownType(className) }
+        let bound = BoundType(info: ObjectType.info(for: DynamicObject.self), schema: stored)
+        dynamicTypes[className] = bound
+        typesByTable[bound.table] = typesByTable[bound.table] ?? bound
+        return bound
+    }
     func boundType(table: UInt32) -> BoundType? { typesByTable[table] }
     var boundTypes: [BoundType] { Array(typesByID.values) }
 

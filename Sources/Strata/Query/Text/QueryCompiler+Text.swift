@@ -34,7 +34,7 @@ protocol TextQuerySource {
 extension BoundType: TextQueryType {}
 
 extension Realm: TextQuerySource {
-    func queryType(named name: String) -> (any TextQueryType)? { boundType(named: name) }
+    func queryType(named name: String) -> (any TextQueryType)? { boundTypeOrDynamic(named: name) }
 
     /// The open write's pending row, else the stored one.
     func queryRow(table: UInt32, key: [UInt8]) -> ((Int) -> FieldValue)? {
