@@ -73,6 +73,12 @@ public struct Snapshot: Sendable {
         }
     }
 
+    /// Calls `body` with every live key of `table` (no value is read), in the order of
+    /// ``keys(table:)``, without collecting them.
+    public func forEachKey(table: UInt32, _ body: (_ key: [UInt8]) throws -> Void) rethrows {
+        try directory.tables[table]?.forEach { key, _ in try body(key.bytes) }
+    }
+
     /// Every live key of `table` (no value is read), in no particular order.
     public func keys(table: UInt32) -> [[UInt8]] {
         var keys: [[UInt8]] = []
