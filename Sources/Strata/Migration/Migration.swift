@@ -201,7 +201,7 @@ public final class Migration {
         let object = MigrationObject(className: typeName, values: [:], schema: schema, isOld: false, migration: self,
                                      identity: Migration.createdIdentity(createdCount), createdNumber: createdCount)
         for property in schema.properties {
-            object.values[property.name] = property.isList ? .list([]) : (property.isOptional || property.kind == .object ? .null : Migration.zero(property.kind))
+            object.values[property.name] = property.isList ? .list([]) : (property.isOptional || property.kind == .object ? .null : FieldValue.zero(property.kind))
         }
         created[typeName, default: []].append(createdCount)
         clearedTypes.insert(typeName)
@@ -231,21 +231,6 @@ public final class Migration {
         }
         if oldSchema[typeName] != nil { clearedTypes.insert(typeName) }
         return had
-    }
-
-    private static func zero(_ kind: PropertyKind) -> FieldValue {
-        switch kind {
-        case .bool: return .bool(false)
-        case .int, .int8, .int16, .int32, .int64: return .int(0)
-        case .double: return .double(0)
-        case .float: return .float(0)
-        case .string: return .string("")
-        case .data: return .data(Data())
-        case .date: return .date(Date(timeIntervalSinceReferenceDate: 0))
-        case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
-        case .decimal: return .decimal(0)
-        case .object, .column: return .null
-        }
     }
 
     // MARK: Values
