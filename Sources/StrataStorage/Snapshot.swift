@@ -60,6 +60,23 @@ public struct Snapshot: Sendable {
         }
     }
 
+    /// Like ``scanEntries(table:_:)``, but a record that cannot be read (damaged) is handed
+    /// to `damaged` with its error and skipped, so one bad record does not end the scan.
+    public func scanEntries(table: UInt32, damaged: (_ key: [UInt8], _ error: any Error) -> Void,
+                            _ body: (StoredEntry) throws -> Void) rethrows {
+        guard let index = directory.tables[table] else { return }
+        try index.forEach { key, location in
+            let value: StoredValue
+            do {
+                value = try directory.readStoredValue(table: table, key: key, at: location)
+            } catch {
+                damaged(key.bytes, error)
+                return
+            }
+            try body(StoredEntry(indexKey: key, value: value))
+        }
+    }
+
     /// Whether `table` holds `key` (no value is read).
     public func contains(table: UInt32, key: some ContiguousBytes) -> Bool {
         key.withUnsafeBytes { directory.lookup(table: table, key: IndexKey($0)) != nil }

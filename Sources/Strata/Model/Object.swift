@@ -118,7 +118,7 @@ open class Object: CustomStringConvertible {
         guard let state = _state else { return self[name] }
         try state.realm.checkThread()
         guard !state.isInvalidated else { throw RealmError.invalidObject("\(Self.className) was deleted") }
-        let field = state.field(index)
+        let field = try state.checkedField(index)
         guard info.readers[index](field) else {
             let property = info.schema.properties[index]
             if property.kind == .column {

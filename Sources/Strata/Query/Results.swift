@@ -375,13 +375,17 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
                 if let object = realm.object(bound: bound, key: key) as? Element { objects.append((key, object)) }
             }
         } else {
-            do {
-                try realm.snapshot.scanStored(table: table) { key, row in
-                    if pending[RowKey(table: table, key: key)] != nil { return }
-                    objects.append((key, realm.makeObject(bound: bound, key: key, row: row) as! Element))
+            // A damaged record is noted in the realm's readErrors and kept as an object that
+            // reads zero values (so `count` and the positions agree); filters then decide.
+            realm.snapshot.scanEntries(table: table, damaged: { key, error in
+                realm.noteDamage(table: table, key: key, error)
+                if pending[RowKey(table: table, key: key)] == nil {
+                    objects.append((key, realm.makeObject(bound: bound, key: key, row: nil) as! Element))
                 }
-            } catch {
-                preconditionFailure("reading \(bound.className) objects: \(error)")
+            }) { entry in
+                let key = entry.key
+                if pending[RowKey(table: table, key: key)] != nil { return }
+                objects.append((key, realm.makeObject(bound: bound, key: key, row: entry.value) as! Element))
             }
             for (rowKey, row) in pending where !row.isDeleted {
                 objects.append((rowKey.key, realm.makeObject(bound: bound, key: rowKey.key, row: nil) as! Element))
@@ -423,13 +427,33 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// The key and the values of properties `values` of each row that matches, in no order.
     private func matchingRows(in realm: Realm, pending: [RowKey: PendingRow], values indexes: [Int]) -> [(key: [UInt8], values: [FieldValue])] {
         var rows: [(key: [UInt8], values: [FieldValue])] = []
+        // A row that does not decode is skipped (and noted in the realm's readErrors), not
+        // read as nulls: `damage` is set by the field reader, checked once per row.
+        let damage = RowDamage()
+        // Without filters a damaged row stays in (its values null), so `count` (the engine's
+        // key count) and the positions agree; a filter cannot judge it, so filtered results
+        // leave it out.
+        let unfiltered = filters.isEmpty && textFilters.isEmpty
         func consider(_ key: @autoclosure () -> [UInt8], _ field: (Int) -> FieldValue) {
             if let fieldPredicate, !fieldPredicate.evaluate(field) { return }
             for text in textFilters where !text.evaluate(realm, field) { return }
-            rows.append((key(), indexes.map { field($0) }))
+            let values = indexes.map { field($0) }
+            if damage.error != nil && !unfiltered { return }
+            rows.append((key(), values))
         }
         func consider(_ key: @autoclosure () -> [UInt8], row: StoredValue) {
-            consider(key()) { (try? RowFormat.field($0, of: row)) ?? .null }
+            consider(key()) { index in
+                do {
+                    return try RowFormat.field(index, of: row)
+                } catch {
+                    damage.error = error
+                    return .null
+                }
+            }
+            if let error = damage.error {
+                realm.noteDamage(table: bound.table, key: key(), error)
+                damage.error = nil
+            }
         }
         if let keys = candidateKeys(in: realm, pending: pending) {
             for key in keys {
@@ -440,18 +464,14 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
                 }
             }
         } else {
-            do {
-                if pending.isEmpty {
-                    // The key is copied only for rows that match.
-                    try realm.snapshot.scanEntries(table: bound.table) { entry in consider(entry.key, row: entry.value) }
-                } else {
-                    try realm.snapshot.scanStored(table: bound.table) { key, row in
-                        if pending[RowKey(table: bound.table, key: key)] != nil { return }
-                        consider(key, row: row)
-                    }
-                }
-            } catch {
-                preconditionFailure("reading \(bound.className) objects: \(error)")
+            let table = bound.table
+            realm.snapshot.scanEntries(table: table, damaged: { key, error in
+                realm.noteDamage(table: table, key: key, error)
+                if unfiltered, pending[RowKey(table: table, key: key)] == nil { rows.append((key, indexes.map { _ in .null })) }
+            }) { entry in
+                // The key is copied only for rows that match (or with pending rows to skip).
+                if !pending.isEmpty, pending[RowKey(table: table, key: entry.key)] != nil { return }
+                consider(entry.key, row: entry.value)
             }
             for (rowKey, row) in pending where rowKey.table == bound.table {
                 if !row.isDeleted { consider(rowKey.key) { row.field($0)! } }
@@ -496,6 +516,11 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         guard let limit, ordered, keys.count > limit else { return keys }
         return Array(keys.prefix(limit))
     }
+}
+
+/// The decoding error of the row being read, if any (see `ResultsQuery.matchingRows`).
+final class RowDamage {
+    var error: (any Error)?
 }
 
 extension Object: Hashable {

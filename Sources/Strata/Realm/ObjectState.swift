@@ -193,7 +193,7 @@ public final class ObjectState {
                 do {
                     return try RowFormat.field(index, of: row)
                 } catch {
-                    preconditionFailure("\(objectName).\(bound.schema.properties[index].name): \(error)")
+                    return damaged(index, error)
                 }
             }
         }
@@ -201,11 +201,51 @@ public final class ObjectState {
             guard let field = pending.field(index) else { invalidatedAccess() }
             return field
         }
-        guard let row = storedRow() else { invalidatedAccess() }
+        guard let row = storedRow() else {
+            // Present but unreadable (a record that fails its checksum): damage, not deletion.
+            do {
+                _ = try (pinned?.snapshot ?? realm.snapshot).storedValue(table: bound.table, key: key)
+            } catch {
+                return damaged(index, error)
+            }
+            invalidatedAccess()
+        }
         do {
             return try RowFormat.field(index, of: row)
         } catch {
-            preconditionFailure("\(objectName).\(bound.schema.properties[index].name): \(error)")
+            return damaged(index, error)
+        }
+    }
+
+    /// A property of a row that does not decode: recorded in the realm's `readErrors`, and
+    /// read as the property's zero value (never a trap from data on disk).
+    private func damaged(_ index: Int, _ error: any Error) -> FieldValue {
+        realm.noteDamage(table: bound.table, key: key, error)
+        // The primary key is known from the record's key, whatever the row holds.
+        if index == bound.primaryKeyIndex, let value = PrimaryKeyValue(keyBytes: key) { return value.field }
+        let property = bound.schema.properties[index]
+        if property.isList { return .list([]) }
+        if property.isOptional || property.kind == .object || property.kind == .column { return .null }
+        return FieldValue.zero(property.kind)
+    }
+
+    /// Property `index` as stored, or the damage as an error (for throwing reads).
+    func checkedField(_ index: Int) throws -> FieldValue {
+        if let pending = currentPending() {
+            guard let field = pending.field(index) else { throw RealmError.invalidObject("\(bound.className) was deleted") }
+            return field
+        }
+        let row: StoredValue?
+        do {
+            row = try (pinned?.snapshot ?? realm.snapshot).storedValue(table: bound.table, key: key)
+        } catch {
+            throw RealmError.damagedObject(type: bound.className, key: primaryKey.description, reason: "\(error)")
+        }
+        guard let row else { throw RealmError.invalidObject("\(bound.className) was deleted") }
+        do {
+            return try RowFormat.field(index, of: row)
+        } catch {
+            throw RealmError.damagedObject(type: bound.className, key: primaryKey.description, reason: "\(bound.schema.properties[index].name): \(error)")
         }
     }
 
@@ -213,7 +253,12 @@ public final class ObjectState {
     func allFields() -> [FieldValue]? {
         if let pending = currentPending() { return pending.fields }
         guard let row = storedRow() else { return nil }
-        return try? RowFormat.fields(of: row)
+        do {
+            return try RowFormat.fields(of: row)
+        } catch {
+            realm.noteDamage(table: bound.table, key: key, error)
+            return nil
+        }
     }
 
     private func invalidatedAccess() -> Never {

@@ -311,18 +311,24 @@ extension Realm {
                 try transaction.delete(table: bound.table, key: key)
                 touched[slot].changes.deleted.insert(ObjectKey(key))
                 for index in bound.indexedProperties {
-                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: try RowFormat.field(index, of: originalRow))
+                    // A damaged stored row's old index entries cannot be named; lookups
+                    // re-check every candidate, so a stale one is harmless.
+                    guard let old = try? RowFormat.field(index, of: originalRow) else { continue }
+                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: old)
                 }
             case (let originalRow?, let row?):
-                // Modified properties are those whose stored bytes differ.
-                var modified = try RowFormat.changedFields(from: originalRow, to: row)
+                // Modified properties are those whose stored bytes differ (all of them when
+                // the stored row is damaged: the write repairs it).
+                var modified = (try? RowFormat.changedFields(from: originalRow, to: row)) ?? PropertyMask(all: bound.schema.properties.count)
                 modified.formUnion(pending.forced)
                 guard !modified.isEmpty else { continue }
                 try transaction.put(table: bound.table, key: key, value: row)
                 if touched[slot].changes.modified.isEmpty { touched[slot].changes.modified.reserveCapacity(write.rows.count) }
                 touched[slot].changes.modified[ObjectKey(key)] = modified
                 for index in bound.indexedProperties where modified.contains(index) {
-                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: try RowFormat.field(index, of: originalRow))
+                    if let old = try? RowFormat.field(index, of: originalRow) {
+                        deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: old)
+                    }
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: pending.field(index)!)
                 }
             }

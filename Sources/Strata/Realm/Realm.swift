@@ -231,13 +231,32 @@ public final class Realm {
 
     // MARK: Reading rows and objects
 
-    /// The stored row of `key` in the realm's snapshot (inside a write: the newest commit).
+    /// The stored row of `key` in the realm's snapshot (inside a write: the newest commit);
+    /// nil — with the damage recorded in ``readErrors`` — when the record cannot be read.
     func storedRow(table: UInt32, key: [UInt8]) -> StoredValue? {
         do {
             return try view.snapshot.storedValue(table: table, key: key)
         } catch {
-            preconditionFailure("reading \(typesByTable[table]?.className ?? "table \(table)"): \(error)")
+            noteDamage(table: table, key: key, error)
+            return nil
         }
+    }
+
+    /// Damaged stored objects this realm met while reading (at most 100, oldest first).
+    /// A read that cannot throw treats such an object as absent — `object(ofType:…)` gives
+    /// nil, results skip it — or, for an object already in hand, reads its properties'
+    /// zero values; throwing reads (`value(forProperty:)`) throw
+    /// ``RealmError/damagedObject(type:key:reason:)``. Nothing traps.
+    public var readErrors: [RealmError] { damage }
+    private var damage: [RealmError] = []
+
+    /// Records a damaged object (once per object and reason).
+    func noteDamage(table: UInt32, key: [UInt8], _ error: any Error) {
+        let type = typesByTable[table]?.className ?? "table \(table)"
+        let name = PrimaryKeyValue(keyBytes: key)?.description ?? key.map { String(format: "%02x", $0) }.joined()
+        let damaged = RealmError.damagedObject(type: type, key: name, reason: "\(error)")
+        guard damage.count < 100, !damage.contains(damaged) else { return }
+        damage.append(damaged)
     }
 
     /// Whether `key` exists now (pending writes included).
@@ -291,7 +310,8 @@ public final class Realm {
         do {
             row = try primaryKey.withKeyBytes { try view.snapshot.storedValue(table: bound.table, key: $0) }
         } catch {
-            preconditionFailure("reading \(bound.className) \(primaryKey): \(error)")
+            noteDamage(table: bound.table, key: primaryKey.keyBytes, error)
+            return nil
         }
         guard let row else { return nil }
         let object = ObjectConstruction.makeManaged(bound.info.type)

@@ -36,6 +36,11 @@ public enum RealmError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A string query that cannot be read or does not fit the type: the query, the offset
     /// (in characters) where the problem is, and what was expected there.
     case invalidQuery(query: String, offset: Int, reason: String)
+    /// A stored object that cannot be read: its record failed its checksum or its row does
+    /// not decode. Reads that cannot throw treat it as absent (or read its properties' zero
+    /// values) and list it in ``Realm/readErrors``; `strata verify` names the file and
+    /// offset, and `strata recover` salvages everything else.
+    case damagedObject(type: String, key: String, reason: String)
     /// An error from the storage engine.
     case storage(StoreError)
 
@@ -60,6 +65,8 @@ public enum RealmError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidated: return "The Realm has been invalidated"
         case .frozenRealm: return "Can't perform transactions on a frozen Realm"
         case .invalidQuery(let query, let offset, let reason): return "invalid query at offset \(offset) of \"\(query)\": \(reason)"
+        case .damagedObject(let type, let key, let reason):
+            return "\(type)(\(key)) is damaged in the store and cannot be read: \(reason) (strata verify names the file; strata recover salvages the rest)"
         case .storage(let error): return error.description
         }
     }
