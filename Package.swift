@@ -13,6 +13,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // `swift package generate-documentation` for the DocC catalogs (a plugin only).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        // The engine's warnings (recovery, slow syncs, compaction) go to a swift-log Logger.
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         // liblz4 from the system (Debian: liblz4-dev).
@@ -28,9 +30,10 @@ let package = Package(
             dependencies: [
                 "CLZ4",
                 "CStrataSupport",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "Strata", dependencies: ["StrataStorage", "CStrataSupport"]),
+        .target(name: "Strata", dependencies: ["StrataStorage", "CStrataSupport", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "strata",
             dependencies: [

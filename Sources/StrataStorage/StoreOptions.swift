@@ -1,5 +1,7 @@
 // StoreOptions: the knobs of a Store, each with a default that suits an app's local cache.
 
+import Logging
+
 /// How far a successful commit has travelled towards the disk when `write` returns.
 public enum Durability: Sendable, Equatable {
     /// The commit reached stable storage: one `fdatasync` per commit; concurrent committers
@@ -64,6 +66,14 @@ public struct StoreOptions: Sendable {
     /// applies; existing files and directories keep their modes. Must give the owner read
     /// and write, and use only permission bits (at most `0o777`).
     public var fileMode: UInt16 = 0o600
+
+    /// Where the engine reports what an app's operator may want to know — a torn tail
+    /// truncated by recovery (warning), a sync slower than ``slowSyncThreshold`` (warning),
+    /// a background compaction started and finished (info). Nil (the default): silent.
+    public var logger: Logger?
+
+    /// A sync that takes longer than this many seconds is logged as a warning (default 1).
+    public var slowSyncThreshold: Double = 1
 
     /// A file layer that replaces the POSIX one (tests inject faults here).
     var customFileSystem: (any FileSystem)?

@@ -1,6 +1,7 @@
 // Realm.Configuration: where the store lives and what it holds.
 
 import Foundation
+import Logging
 
 extension Realm {
     /// Called when `schemaVersion` is raised: move data from the old schema to the new.
@@ -34,6 +35,12 @@ extension Realm {
         public var readOnly = false
         /// Options passed through to the storage engine.
         public var storeOptions = StoreOptions()
+        /// Where the store reports recovery truncations, slow syncs and compaction decisions
+        /// (``StoreOptions/logger``); nil, the default, is silent.
+        public var logger: Logger? {
+            get { storeOptions.logger }
+            set { storeOptions.logger = newValue }
+        }
         /// Non-nil: the realm lives in memory (tmpfs when available) under this name, shared
         /// by every realm of the process with the same identifier, and is gone when the last closes.
         public var inMemoryIdentifier: String?

@@ -120,8 +120,13 @@ extension Store {
         }
         syncMonitor.unlock()
         var syncError: StoreError?
+        let started = monotonicSeconds()
         do {
             try file.syncData()
+            let seconds = monotonicSeconds() - started
+            if seconds > options.slowSyncThreshold, let logger = options.logger {
+                logger.warning("a sync took \(String(format: "%.3f", seconds)) s (commits up to sequence \(target) waited for it)", metadata: ["store": "\(path)"])
+            }
         } catch let error as StoreError {
             syncError = error
         } catch {

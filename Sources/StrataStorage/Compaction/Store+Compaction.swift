@@ -86,7 +86,9 @@ extension Store {
     @discardableResult
     public func compact() throws -> CompactionReport {
         do {
-            return try runCompaction(manual: true)
+            let report = try runCompaction(manual: true)
+            options.logger?.info("compaction: \(report.segmentsCompacted) segments into \(report.segmentsWritten), \(report.reclaimedBytes) bytes reclaimed", metadata: ["store": "\(path)"])
+            return report
         } catch is CompactionCancelled {
             throw StoreError.closed
         }
@@ -525,13 +527,24 @@ extension Store {
             return true
         }
         guard start else { return }
+        let deadBytes = writerSpace.values.reduce(0) { $0 + $1.diskBytes - $1.liveBytes }
+        options.logger?.info("background compaction started: \(sealed.count) sealed segments, \(deadBytes) dead bytes", metadata: ["store": "\(path)"])
         let started = startThread { [weak self] in
             guard let self else { return }
             // Go on while the policy still asks for it and rounds make progress (judged by
             // each round's own input and output: concurrent writes grow the store meanwhile),
             // or while commits asked for another look during the last round.
             while true {
-                let report = try? self.runCompaction(manual: false)
+                let report: CompactionReport?
+                do {
+                    report = try self.runCompaction(manual: false)
+                    if let report {
+                        self.options.logger?.info("background compaction: \(report.segmentsCompacted) segments into \(report.segmentsWritten), \(report.reclaimedBytes) bytes reclaimed", metadata: ["store": "\(self.path)"])
+                    }
+                } catch {
+                    report = nil
+                    self.options.logger?.warning("background compaction stopped: \(error)", metadata: ["store": "\(self.path)"])
+                }
                 let progressed = (report?.bytesRead ?? 0) > (report?.bytesWritten ?? 0)
                 let space = self.publishedLock.withLock { $0 }.space.values
                 let wanted = policy.shouldStart(sealed: space.filter(\.sealed), all: Array(space), segmentSize: self.options.segmentSize)

@@ -220,6 +220,7 @@ extension Store {
             segmentSpace.storedValueBytes = outcome.storedValueBytes
             validLength = outcome.committedEnd
             if writable && validLength < size {
+                options.logger?.warning("recovery truncated a torn tail of \(size - validLength) bytes at \(name) offset \(validLength): the transactions after sequence \(lastSequence) were never committed", metadata: ["store": "\(path)"])
                 try file.truncate(to: validLength)
                 size = validLength
             }
