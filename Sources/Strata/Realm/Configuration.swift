@@ -36,7 +36,7 @@ extension Realm {
         /// Options passed through to the storage engine.
         public var storeOptions = StoreOptions()
         /// Where the store reports recovery truncations, slow syncs and compaction decisions
-        /// (``StoreOptions/logger``); nil, the default, is silent.
+        /// (`StoreOptions.logger`); nil, the default, is silent.
         public var logger: Logger? {
             get { storeOptions.logger }
             set { storeOptions.logger = newValue }
