@@ -94,7 +94,7 @@ struct ExportCommand: ParsableCommand {
                 progress.update(done, types.count)
                 for var object in try inspector.objects(ofType: name) {
                     object["_type"] = name
-                    sink.write(try ObjectWriter.line(object) + "\n")
+                    sink.write(try StoreInspector.jsonLine(object) + "\n")
                 }
             }
         case .json:
@@ -164,45 +164,15 @@ final class FileOutput: TextSink {
     deinit { try? FileManager.default.removeItem(atPath: temporary) }
 }
 
-/// The output formats.
+/// The output formats: JSON and CSV are the library's (`StoreInspector`), shared with the studio.
 enum ObjectWriter {
-    static func line(_ object: [String: Any]) throws -> String {
-        String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]), as: UTF8.self)
-    }
-
     static func json(_ objects: [[String: Any]], to sink: inout some TextSink) throws {
-        sink.write(String(decoding: try JSONSerialization.data(withJSONObject: objects, options: [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]), as: UTF8.self) + "\n")
-    }
-
-    /// A JSON-ready value as one CSV or table cell: nil empty, lists and objects as JSON.
-    static func cell(_ value: Any?) -> String {
-        switch value {
-        case nil, is NSNull: return ""
-        case let string as String: return string
-        case let bool as Bool: return bool ? "true" : "false"
-        case let int as Int64: return String(int)
-        case let int as Int: return String(int)
-        case let double as Double: return "\(double)"
-        case let other?:
-            if JSONSerialization.isValidJSONObject(other),
-               let data = try? JSONSerialization.data(withJSONObject: other, options: [.sortedKeys, .withoutEscapingSlashes]) {
-                return String(decoding: data, as: UTF8.self)
-            }
-            return "\(other)"
-        }
-    }
-
-    /// RFC 4180: quoted when the field holds a comma, a quote, CR or LF; quotes doubled.
-    static func csvField(_ text: String) -> String {
-        guard text.contains(where: { $0 == "," || $0 == "\"" || $0 == "\r" || $0 == "\n" || $0 == "\r\n" }) else { return text }
-        return "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        sink.write(try StoreInspector.json(objects))
     }
 
     static func csv(_ objects: [[String: Any]], columns: [String], to sink: inout some TextSink) {
-        sink.write(columns.map(csvField).joined(separator: ",") + "\r\n")
-        for object in objects {
-            sink.write(columns.map { csvField(cell(object[$0])) }.joined(separator: ",") + "\r\n")
-        }
+        sink.write(StoreInspector.csvRecord(columns))
+        for object in objects { sink.write(StoreInspector.csvRecord(object, columns: columns)) }
     }
 
     /// An aligned text table (cells cut at 40 characters) for a terminal.
@@ -211,7 +181,7 @@ enum ObjectWriter {
             let flat = s.replacingOccurrences(of: "\n", with: " ")
             return flat.count > 40 ? String(flat.prefix(39)) + "…" : flat
         }
-        let rows = objects.map { object in columns.map { clip(cell(object[$0])) } }
+        let rows = objects.map { object in columns.map { clip(StoreInspector.text(of: object[$0])) } }
         var widths = columns.map(\.count)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
         func render(_ cells: [String]) -> String {

@@ -108,16 +108,16 @@ enum HTML {
             return "<details\(full ? " open" : "")><summary>\(items.count) item\(items.count == 1 ? "" : "s")</summary><ol>\(rows)</ol></details>"
         }
         if let property, property.kind == .object, let target = property.objectClassName {
-            let key = ObjectWriter.cell(value)
+            let key = StoreInspector.text(of: value)
             return #"<a class="link" href="\#(objectURL(target, key: key))">\#(escape(target)) \#(escape(key))</a>"#
         }
         if value is [Any] || value is [String: Any] {
             let text = (try? JSONSerialization.data(withJSONObject: value!, options: [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]))
-                .map { String(decoding: $0, as: UTF8.self) } ?? ObjectWriter.cell(value)
+                .map { String(decoding: $0, as: UTF8.self) } ?? StoreInspector.text(of: value)
             let summary = value is [Any] ? "[…]" : "{…}"
             return "<details\(full ? " open" : "")><summary>\(summary)</summary><pre class=\"json\">\(escape(text))</pre></details>"
         }
-        var text = ObjectWriter.cell(value)
+        var text = StoreInspector.text(of: value)
         if !full, text.count > 160 { text = String(text.prefix(159)) + "…" }
         return escape(text)
     }

@@ -66,7 +66,7 @@ enum Pages {
 
     /// The key that names an object in URLs: its primary key, or `_id` for a type without one.
     static func key(of object: [String: Any], in schema: ObjectSchema) -> String {
-        ObjectWriter.cell(object[schema.primaryKeyProperty?.name ?? "_id"])
+        StoreInspector.text(of: object[schema.primaryKeyProperty?.name ?? "_id"])
     }
 
     // MARK: types
@@ -231,7 +231,7 @@ enum Pages {
                 body += "<td>\(HTML.value(object[column], property: property, full: true))</td></tr>\n"
             }
             body += "</tbody></table>\n"
-            body += "<h2>JSON</h2><pre class=\"json\" id=\"json\">\(HTML.escape(try ObjectWriter.json([object])))</pre>\n"
+            body += "<h2>JSON</h2><pre class=\"json\" id=\"json\">\(HTML.escape(try StoreInspector.json([object])))</pre>\n"
             return HTML.page(title: "\(type) \(key)", store: store, fingerprint: fingerprint, body: body)
         }
     }
@@ -243,8 +243,12 @@ enum Pages {
             let (inspector, schema) = try schema(inspector, type)
             let query = try ObjectQuery(schema: schema, parameters: parameters)
             let objects = try query.run(inspector)
-            if csv { return (ObjectWriter.csv(objects, columns: try inspector.columns(ofType: type)), objects.count) }
-            return (try ObjectWriter.json(objects), objects.count)
+            if csv {
+                let columns = try inspector.columns(ofType: type)
+                let records = objects.map { StoreInspector.csvRecord($0, columns: columns) }
+                return (StoreInspector.csvRecord(columns) + records.joined(), objects.count)
+            }
+            return (try StoreInspector.json(objects), objects.count)
         }
     }
 
