@@ -17,6 +17,8 @@ let package = Package(
     ],
     targets: [
         .target(name: "CBenchSupport", path: "Sources/CBenchSupport"),
+        // Shared by both executables: the deterministic generator and the median.
+        .target(name: "BenchSupport", path: "Sources/BenchSupport"),
         // The engine's peers, from Debian's -dev packages (`make bench` installs them).
         .systemLibrary(name: "CLMDB", path: "Sources/CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CRocksDB", path: "Sources/CRocksDB", pkgConfig: "rocksdb", providers: [.apt(["librocksdb-dev"])]),
@@ -24,7 +26,7 @@ let package = Package(
         .executableTarget(
             name: "strata-bench",
             dependencies: [
-                "CBenchSupport", "CLMDB", "CRocksDB", "CLevelDB",
+                "BenchSupport", "CBenchSupport", "CLMDB", "CRocksDB", "CLevelDB",
                 .product(name: "StrataStorage", package: "Strata"),
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
@@ -37,6 +39,7 @@ let package = Package(
         .executableTarget(
             name: "strata-service-bench",
             dependencies: [
+                "BenchSupport",
                 .product(name: "Strata", package: "Strata"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -3,6 +3,7 @@
 // reader running beside a compaction, the longest commit and the slowest read, against the
 // same load without compaction.
 
+import BenchSupport
 import Foundation
 import StrataStorage
 import Synchronization

@@ -4,6 +4,7 @@
 // one transaction, prepared statements, INTEGER PRIMARY KEY, its fastest layout) on the
 // same data in the same process.
 
+import BenchSupport
 import Foundation
 import GRDB
 import StrataStorage

@@ -2,6 +2,7 @@
 // Every figure is reported next to the baseline measured in the same run, as a ratio,
 // because absolute numbers mean little across machines.
 
+import BenchSupport
 import Foundation
 import CBenchSupport
 #if canImport(Glibc)
@@ -27,18 +28,6 @@ func heapInUse() -> Int {
     Int(bench_heap_in_use())
 }
 
-/// A deterministic generator so every run loads the same data.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The benchmark key of record `i`: 8 bytes, big-endian (sorts like the integer).
 func benchKey(_ i: Int) -> [UInt8] {

@@ -3,6 +3,7 @@
 // and scanning queries, a sorted query, and the latency of a notification for one changed
 // object in a large observed result.
 
+import BenchSupport
 import Foundation
 import GRDB
 import Strata

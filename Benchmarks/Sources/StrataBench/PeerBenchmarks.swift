@@ -9,6 +9,7 @@
 // Reads copy the value out in every engine (LMDB's `mdb_get` gives a pointer into its map;
 // it is copied into a Swift array, as Strata's `get` returns one).
 
+import BenchSupport
 import CLMDB
 import CLevelDB
 import CRocksDB

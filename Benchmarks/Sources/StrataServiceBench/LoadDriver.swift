@@ -4,6 +4,7 @@
 // only its own users (id % connections == its number), so the last acknowledged value of
 // every written user is known exactly and can be checked against the store afterwards.
 
+import BenchSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -221,15 +222,3 @@ func iso8601(_ date: Date) -> String {
     date.formatted(.iso8601)
 }
 
-/// A deterministic generator, so every run sends the same mix.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

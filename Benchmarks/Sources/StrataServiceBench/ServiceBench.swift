@@ -4,6 +4,7 @@
 // Markdown table with the ratios Strata/GRDB. `make bench-service` runs it.
 
 import ArgumentParser
+import BenchSupport
 import Foundation
 import NIOPosix
 import Strata
@@ -303,11 +304,6 @@ struct Summary {
     }
 }
 
-func median(_ values: [Double]) -> Double {
-    let sorted = values.sorted()
-    guard !sorted.isEmpty else { return 0 }
-    return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-}
 
 /// Prints a line at once, even into a pipe (progress of a run that takes minutes).
 func report(_ line: String) {
