@@ -109,6 +109,28 @@ final class StringQueryTests: RealmTestCase {
         XCTAssertNil(realm.objects(User.self).filter("city == 'Durham' OR rank > 3").query.indexTerm)
     }
 
+    /// Parse, compile and evaluation recurse once per level: a query nested deeper than the
+    /// bound is an error at its offset, not a stack overflow (each of these crashed before).
+    func testDeepNestingIsAnErrorNotACrash() throws {
+        let realm = try openRealm()
+        try seed(realm)
+        let users = realm.objects(User.self)
+        let deep = 100_000
+        for query in [String(repeating: "(", count: deep) + "rank > 1" + String(repeating: ")", count: deep),
+                      String(repeating: "NOT ", count: deep) + "rank > 1",
+                      Array(repeating: "rank == 1", count: deep).joined(separator: " OR "),
+                      "rank IN " + String(repeating: "{", count: deep)] {
+            XCTAssertThrowsError(try users.filter(query: query)) { error in
+                guard case RealmError.invalidQuery(_, let offset, let reason) = error else { return XCTFail("\(error)") }
+                XCTAssertTrue(reason.contains("more than 1000 conditions"), reason)
+                XCTAssertGreaterThan(offset, 0)
+            }
+        }
+        // Up to the bound, long alternatives still work.
+        let alternatives = (1 ... 900).map { "rank == \($0)" }.joined(separator: " OR ")
+        XCTAssertEqual(try users.filter(query: alternatives).count, 5)
+    }
+
     func testErrorsNameTheOffsetAndWhatWasExpected() throws {
         let realm = try openRealm()
         let users = realm.objects(User.self)

@@ -95,6 +95,10 @@ struct TextQueryParser {
     private var position = 0
     private let arguments: [Any?]
     private var nextArgument = 0
+    /// Conditions and value lists parsed so far: the parse, the compiler and evaluation all
+    /// recurse once per level, so bounding their number bounds the stack a query can take.
+    private var nodes = 0
+    static let maxNodes = 1000
 
     init(_ text: String, arguments: [Any?]) throws {
         self.text = text
@@ -294,7 +298,15 @@ struct TextQueryParser {
         return condition
     }
 
+    private mutating func countNode() throws {
+        nodes += 1
+        guard nodes <= Self.maxNodes else {
+            throw error("the query has more than \(Self.maxNodes) conditions and value lists (use IN with a list argument for long alternatives)")
+        }
+    }
+
     private mutating func parseNot() throws -> TextQuery.Condition {
+        try countNode()
         if accept(keyword: "NOT") || accept(symbol: "!") { return .not(try parseNot()) }
         if accept(keyword: "TRUEPREDICATE") { return .constant(true) }
         if accept(keyword: "FALSEPREDICATE") { return .constant(false) }
@@ -382,6 +394,7 @@ struct TextQueryParser {
             if let double = Double(digits), double.isFinite { return .value(double, offset: at) }
             throw error("'\(digits)' is not a number", at: at)
         case .symbol("{"):
+            try countNode()
             advance()
             var items: [TextQuery.Operand] = []
             if !accept(symbol: "}") {
