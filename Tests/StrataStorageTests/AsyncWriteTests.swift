@@ -95,4 +95,50 @@ final class AsyncWriteTests: XCTestCase {
         } catch is StoreError {}
         try? store.close()
     }
+
+    /// A waiter woken for a free gate but cancelled before it runs passes the wake-up on:
+    /// the tasks queued behind it still get the gate (before, they waited forever).
+    func testACancelledWokenWaiterPassesTheGateOn() async throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(directory: dir.url, options: options(durability: .normal))
+        let importer = GateTestActor()
+        func waiting() -> Int { store.gateMonitor.withLock { store.gateWaiters.count } }
+        let holder = try store.beginTransaction()     // the gate is busy
+        let first = Task { try await importer.write(store, 1) }
+        while waiting() < 1 { try await Task.sleep(for: .milliseconds(1)) }
+        let second = Task { try await store.asyncWrite { try $0.put(table: 1, key: key(2), value: [2]) } }
+        while waiting() < 2 { try await Task.sleep(for: .milliseconds(1)) }
+        // Hold the importer's executor, so `first` cannot run once woken.
+        let release = DispatchSemaphore(value: 0)
+        let busy = Task { await importer.hold(release) }
+        try await Task.sleep(for: .milliseconds(50))
+        holder.rollback()       // wakes `first` …
+        first.cancel()          // … which is cancelled before it runs
+        release.signal()
+        await busy.value
+        do {
+            _ = try await first.value
+            XCTFail("expected CancellationError")
+        } catch is CancellationError {}
+        let secondDone = await withTaskGroup(of: Bool.self) { group -> Bool in
+            group.addTask { (try? await second.value) != nil }
+            group.addTask { try? await Task.sleep(for: .seconds(5)); return false }
+            let done = await group.next() ?? false
+            if !done { _ = try? store.write { _ in } }   // frees the stranded waiter, so the test ends
+            group.cancelAll()
+            return done
+        }
+        XCTAssertTrue(secondDone, "the task queued behind the cancelled one never got the gate")
+        XCTAssertNil(try store.get(table: 1, key: key(1)))
+        XCTAssertEqual(try store.get(table: 1, key: key(2)), [2])
+        try store.close()
+    }
+}
+
+/// An actor whose executor a test can keep busy, to choose when a task isolated to it resumes.
+private actor GateTestActor {
+    func write(_ store: Store, _ n: Int) async throws -> UInt64 {
+        try await store.asyncWrite { try $0.put(table: 1, key: key(n), value: [UInt8(n)]) }
+    }
+    func hold(_ release: DispatchSemaphore) { release.wait() }
 }

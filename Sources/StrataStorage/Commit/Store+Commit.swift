@@ -59,10 +59,16 @@ extension Store {
             gateBusy = false
             gateHolder = nil
             gateMonitor.broadcast()
-            guard !gateWaiters.isEmpty else { return nil }
-            return gateWaiters.removeFirst().take()
+            return takeFirstWaiterIfGateFree()
         }
         next?.resume(returning: false)
+    }
+
+    /// The first waiting task's continuation, to be woken, when the gate is free (under
+    /// `gateMonitor`; resume it after unlocking).
+    private func takeFirstWaiterIfGateFree() -> CheckedContinuation<Bool, any Error>? {
+        guard !gateBusy, !gateWaiters.isEmpty else { return nil }
+        return gateWaiters.removeFirst().take()
     }
 
     /// Takes the gate without blocking a thread: waits as a suspended task.
@@ -78,7 +84,12 @@ extension Store {
     func acquireGateAsync(isolation: isolated (any Actor)? = #isolation) async throws {
         var woken = false
         while true {
-            try Task.checkCancellation()
+            if Task.isCancelled {
+                // A woken waiter was sent the free gate's one wake-up: pass it on, or the
+                // tasks queued behind this one would wait for a release that never comes.
+                if woken { gateMonitor.withLock { takeFirstWaiterIfGateFree() }?.resume(returning: false) }
+                throw CancellationError()
+            }
             let taken = gateMonitor.withLock { () -> Bool in
                 // A newcomer queues behind earlier waiters; a woken waiter takes a free gate.
                 guard !gateBusy, woken || gateWaiters.isEmpty else { return false }
