@@ -109,6 +109,19 @@ final class StringQueryTests: RealmTestCase {
         XCTAssertNil(realm.objects(User.self).filter("city == 'Durham' OR rank > 3").query.indexTerm)
     }
 
+    /// A key-path or SORT(…) sort after a #Predicate that is evaluated on objects (not
+    /// translated to stored fields) still orders the results, and LIMIT keeps the first
+    /// of that order (before, both came back in primary-key order).
+    func testKeyPathSortsOrderResultsFilteredOnObjects() throws {
+        let realm = try openRealm()
+        try seed(realm)
+        let long = realm.objects(User.self).filter(#Predicate { $0.lastName.count > 4 })   // not translated
+        XCTAssertEqual(ids(long), ["2", "3", "4"])
+        XCTAssertEqual(ids(long.sorted(byKeyPath: "rank")), ["2", "4", "3"])
+        XCTAssertEqual(ids(long.sorted(byKeyPath: "rank", ascending: false)), ["3", "4", "2"])
+        XCTAssertEqual(ids(try long.filter(query: "TRUEPREDICATE SORT(rank DESC) LIMIT(2)")), ["3", "4"])
+    }
+
     /// Parse, compile and evaluation recurse once per level: a query nested deeper than the
     /// bound is an error at its offset, not a stack overflow (each of these crashed before).
     func testDeepNestingIsAnErrorNotACrash() throws {

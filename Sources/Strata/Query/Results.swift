@@ -392,7 +392,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             }
         }
         if !filters.isEmpty || !textFilters.isEmpty { objects.removeAll { !matches($0.object) } }
-        if sort.isEmpty {
+        if !isSorted {
             objects.sort { $0.key.lexicographicallyPrecedes($1.key) }
         } else {
             objects.sort { precedes($0.object, $0.key, $1.object, $1.key) }
