@@ -157,6 +157,14 @@ final class ResultsControllerTests: RealmTestCase {
             guard case RealmError.invalidQuery(_, let offset, _) = $0 else { return XCTFail("\($0)") }
             XCTAssertEqual(offset, 3)
         }
+        // A controller shows every match: a LIMIT is refused, not silently dropped.
+        let limited = RealmRequest<TaskModel>(predicate: "id != 0 LIMIT(2)", realm: realm)
+        XCTAssertEqual(limited.execute().count, 2)
+        XCTAssertThrowsError(try RealmResultsController<TaskModel, Task>(request: limited, sectionKeyPath: "projectID", mapper: Task.init)) {
+            guard case RealmError.invalidQuery(_, let offset, let reason) = $0 else { return XCTFail("\($0)") }
+            XCTAssertEqual(offset, 8)
+            XCTAssertTrue(reason.contains("LIMIT"), reason)
+        }
         let badSort = RealmRequest<TaskModel>(predicate: "id != 0", realm: realm, sortKeyPaths: ["nope"])
         XCTAssertThrowsError(try RealmResultsController<TaskModel, Task>(request: badSort, sectionKeyPath: "projectID", mapper: Task.init))
         XCTAssertThrowsError(try RealmResultsController<TaskModel, Task>(request: request, sectionKeyPath: "nope", mapper: Task.init)) {

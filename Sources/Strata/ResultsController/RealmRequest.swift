@@ -39,7 +39,8 @@ public struct RealmRequest<T: Object> {
     /// ```
     ///
     /// The query is checked when a controller is made from the request (which throws
-    /// ``RealmError/invalidQuery(query:offset:reason:)``) or by ``results()``.
+    /// ``RealmError/invalidQuery(query:offset:reason:)``) or by ``results()``. `LIMIT(n)`
+    /// applies to ``results()``; a controller shows every match and refuses it.
     public init(predicate: String, realm: Realm, sortKeyPaths: [String] = []) {
         self.predicate = nil
         predicateFormat = predicate

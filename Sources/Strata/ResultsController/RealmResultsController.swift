@@ -165,6 +165,12 @@ public final class RealmResultsController<T: Object, U> {
         self.filter = filter
         // The request's query: typed, or from strings (checked now).
         query = try request.results().query
+        if query.limit != nil, let text = request.predicateFormat {
+            // Sections and change sets cover every match; a limit would have to evict rows.
+            let offset = text.range(of: "LIMIT", options: .caseInsensitive).map { text.distance(from: text.startIndex, to: $0.lowerBound) } ?? 0
+            throw RealmError.invalidQuery(query: text, offset: offset,
+                                          reason: "a results controller shows every match: LIMIT is for Results (filter(query:)), not for a RealmRequest")
+        }
         if let section {
             let index: Int?
             switch section {
