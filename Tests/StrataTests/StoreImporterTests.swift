@@ -32,3 +32,45 @@ final class StoreImporterTests: RealmTestCase {
         XCTAssertEqual(realm.object(ofType: User.self, forPrimaryKey: "1")?.username, "user1", "left out: kept")
     }
 }
+
+extension StoreImporterTests {
+    /// Values the type cannot hold are errors naming the JSON path, and nothing is written
+    /// (before, null went into lists that hold no nil and huge decimals were stored as NaN);
+    /// an imported hidden `_id` moves the id counter past it, so the app's next new object
+    /// does not replace it (before, it took id 2 and overwrote the imported object).
+    func testImportRefusesWhatTheTypeCannotHoldAndKeepsHiddenIDsUnique() throws {
+        let config = configuration()
+        do {
+            let realm = try Realm(configuration: config)
+            try realm.write { try realm.create(LogEntry.self, value: ["message": "first"]) }   // hidden id 1
+        }
+        do {
+            let store = try Store(directory: directory)
+            defer { try? store.close() }
+            let importer = try XCTUnwrap(try StoreImporter(store: store))
+            let refused: [(String, String, String)] = [
+                ("AllTypes", #"[{"key": 1, "ints": [1, null]}]"#, "$[0].ints[1]"),
+                ("Node", #"[{"name": "a", "children": [null]}]"#, "$[0].children[0]"),
+                ("AllTypes", #"[{"key": 2, "decimal": 1e300}]"#, "$[0].decimal"),
+                ("AllTypes", #"[{"key": 3, "decimal": "NaN"}]"#, "$[0].decimal"),
+                ("LogEntry", #"[{"_id": 0, "message": "zero"}]"#, "$[0]._id"),
+                ("LogEntry", #"[{"_id": 9223372036854775807, "message": "max"}]"#, "$[0]._id"),
+            ]
+            for (type, json, path) in refused {
+                XCTAssertThrowsError(try importer.importObjects(ofType: type, from: Data(json.utf8)), json) {
+                    XCTAssertTrue("\($0)".contains(path), "\(json): \($0)")
+                }
+            }
+            let allowed = #"[{"key": 4, "optionalStrings": ["a", null], "decimal": "12.5"}]"#
+            XCTAssertEqual(try importer.importObjects(ofType: "AllTypes", from: Data(allowed.utf8)).inserted, 1)
+            let hidden = #"[{"_id": 2, "message": "imported"}]"#
+            XCTAssertEqual(try importer.importObjects(ofType: "LogEntry", from: Data(hidden.utf8)).inserted, 1)
+        }
+        let realm = try Realm(configuration: config)
+        XCTAssertEqual(realm.objects(AllTypes.self).map(\.key), [4])
+        XCTAssertEqual(Array(realm.objects(AllTypes.self)[0].optionalStrings), ["a", nil])
+        XCTAssertEqual(realm.objects(Node.self).count, 0)
+        try realm.write { try realm.create(LogEntry.self, value: ["message": "later"]) }
+        XCTAssertEqual(realm.objects(LogEntry.self).map(\.message).sorted(), ["first", "imported", "later"])
+    }
+}

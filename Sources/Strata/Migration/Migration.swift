@@ -590,7 +590,12 @@ public final class Migration {
     static func nextHiddenID(schema: ObjectSchema, transaction: Transaction) throws -> Int64 {
         guard let bytes = try transaction.get(table: StoreLayout.metadataTable, key: StoreLayout.nextIDKey(schema.tableNumber)),
               bytes.count == 8 else { return 1 }
-        return Int64(bitPattern: bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) })
+        let next = Int64(bitPattern: bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) })
+        // Read from disk: a damaged counter is an error, never an overflow when incremented.
+        guard next >= 1, next < .max else {
+            throw RealmError.damagedObject(type: schema.className, key: "(the next hidden object id)", reason: "the stored counter is \(next), not from 1 to \(Int64.max - 1)")
+        }
+        return next
     }
 }
 

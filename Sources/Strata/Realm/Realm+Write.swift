@@ -85,6 +85,7 @@ final class WriteState {
     func nextHiddenID(_ bound: BoundType) throws -> Int64 {
         let number = bound.schema.tableNumber
         let next = try nextIDs[number] ?? Migration.nextHiddenID(schema: bound.schema, transaction: transaction)
+        guard next < .max else { throw RealmError.invalidValue("\(bound.className) has used every hidden object id") }
         nextIDs[number] = next + 1
         return next
     }

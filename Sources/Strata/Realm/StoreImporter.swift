@@ -118,9 +118,16 @@ public struct StoreImporter {
                 }
                 key = primaryKey.keyBytes
             } else if let id = members["_id"], case .int(let number) = id {
+                // Hidden ids count up from 1; the counter moves past an imported one, so the
+                // app's next new object never takes (and replaces) it.
+                guard number >= 1, number < .max else {
+                    throw JSONMappingError.typeMismatch(path: path + "._id", expected: "a hidden object id from 1 to \(Int64.max - 1)", found: String(number))
+                }
                 key = PrimaryKeyValue.int(number).keyBytes
+                nextHiddenID = max(try nextHiddenID ?? Migration.nextHiddenID(schema: type, transaction: transaction), number + 1)
             } else {
                 let id = try nextHiddenID ?? Migration.nextHiddenID(schema: type, transaction: transaction)
+                guard id < .max else { throw RealmError.invalidValue("\(type.className) has used every hidden object id") }
                 nextHiddenID = id + 1
                 key = PrimaryKeyValue.int(id).keyBytes
             }
@@ -183,8 +190,13 @@ public struct StoreImporter {
                 guard case .array(let elements) = value else { throw mismatch("an array (\(property.typeDescription))") }
                 var element = property
                 element.isList = false
-                element.isOptional = true
-                return .list(try elements.enumerated().map { try field($1, property: element, path: "\(path)[\($0)]") })
+                return .list(try elements.enumerated().map { index, item in
+                    // A list holds nil only when its elements are optional; a list of links never does.
+                    if item == .null, !element.isOptional || element.kind == .object {
+                        throw JSONMappingError.typeMismatch(path: "\(path)[\(index)]", expected: "an element of \(property.typeDescription), not null", found: "null")
+                    }
+                    return try field(item, property: element, path: "\(path)[\(index)]")
+                })
             }
             if value == .null {
                 guard property.isOptional || property.kind == .object || property.kind == .column else { throw mismatch(property.typeDescription + ", not null") }
@@ -221,12 +233,12 @@ public struct StoreImporter {
             case (.float, .int(let i)): return .float(Float(i))
             case (.float, .double(let d)): return .float(Float(d))
             case (.decimal, .string(let s)):
-                guard let decimal = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else { throw mismatch("a decimal number") }
+                guard let decimal = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN else { throw mismatch("a decimal number") }
                 return .decimal(decimal)
             case (.decimal, .int(let i)): return .decimal(Decimal(i))
             case (.decimal, .double(let d)):
-                guard d.isFinite else { throw mismatch("a finite decimal") }
-                return .decimal(Decimal(d))
+                guard let decimal = Decimal(converting: d) else { throw mismatch("a decimal number (\(Decimal.conversionRange))") }
+                return .decimal(decimal)
             case (.data, .string(let s)):
                 guard let data = Data(base64Encoded: s) else { throw mismatch("base64 data") }
                 return .data(data)
