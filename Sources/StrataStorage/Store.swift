@@ -279,11 +279,19 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Takes a fresh segment file number.
-    func takeFileNumber() -> UInt32 {
-        fileNumbers.withLock { next in
+    ///
+    /// - Throws: ``StoreError/invalidArgument(_:)`` once every number up to `UInt32.max` has
+    ///   been used (a directory can hold files with numbers that high).
+    func takeFileNumber() throws -> UInt32 {
+        let number = fileNumbers.withLock { next -> UInt32? in
+            guard next < .max else { return nil }
             defer { next += 1 }
             return next
         }
+        guard let number else {
+            throw StoreError.invalidArgument("no segment file number is left after \(UInt32.max - 1): copy the store's data to a new store")
+        }
+        return number
     }
 
     // MARK: Closing

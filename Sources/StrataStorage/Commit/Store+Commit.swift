@@ -296,7 +296,7 @@ extension Store {
             throw error
         }
         markDurable(sequence: lastAppendedSequence, end: (oldID, oldSize))
-        let newID = takeFileNumber()
+        let newID = try takeFileNumber()
         let newFile: any StorageFile
         do {
             newFile = try Store.createSegment(path: path, id: newID, fileSystem: fileSystem)

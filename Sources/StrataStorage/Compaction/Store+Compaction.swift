@@ -424,7 +424,7 @@ extension Store {
     }
 
     private func startOutput(position: ReplayPosition, reliedOn: UInt64) throws -> CompactionOutput {
-        let number = takeFileNumber()
+        let number = try takeFileNumber()
         let temporary = path + "/" + segmentName(number) + ".tmp"
         let file = try fileSystem.openFile(temporary, create: true, readOnly: false)
         let output = CompactionOutput(number: number, position: position, reliedOn: reliedOn, file: file, temporaryPath: temporary)

@@ -232,21 +232,18 @@ extension Store {
         dropPending()
     }
 
-    /// The sequence numbers from 1 through `last` absent from `found`, as ranges.
-    private static func missingRanges(_ found: [UInt64], through last: UInt64) -> [ClosedRange<UInt64>] {
-        let present = Set(found)
+    /// The sequence numbers from 1 through `last` absent from `found`, as ranges: the gaps
+    /// between the sorted numbers found (the sequences come from damaged files, so the time
+    /// taken depends on how many were found, never on how large they are).
+    static func missingRanges(_ found: [UInt64], through last: UInt64) -> [ClosedRange<UInt64>] {
         var ranges: [ClosedRange<UInt64>] = []
-        var start: UInt64?
-        var sequence: UInt64 = 1
-        while sequence <= last {
-            if present.contains(sequence) {
-                if let s = start { ranges.append(s ... sequence - 1); start = nil }
-            } else if start == nil {
-                start = sequence
-            }
-            sequence += 1
+        var expected: UInt64 = 1
+        for sequence in Set(found).sorted() where sequence >= expected && sequence <= last {
+            if sequence > expected { ranges.append(expected ... sequence - 1) }
+            if sequence == .max { return ranges }
+            expected = sequence + 1
         }
-        if let s = start { ranges.append(s ... last) }
+        if expected <= last { ranges.append(expected ... last) }
         return ranges
     }
 }
