@@ -159,6 +159,13 @@ final class StringQueryTests: RealmTestCase {
                 return nil
             }
         }
+        // A list compared as one value is never true: an error, not an empty result.
+        for query in ["rank < {1, 2}", "lastName BEGINSWITH {'a'}", "{1, 2} == rank", "rank > %@"] {
+            let found = failure(query, [[1, 2]])
+            XCTAssertNotNil(found, query)
+            XCTAssertTrue(found?.1.contains("a list of values can only be") ?? false, "\(query): \(found?.1 ?? "")")
+        }
+        XCTAssertEqual(try users.filter(query: "rank == {1, 2} OR rank IN %@", arguments: [[3]]).count, 0)
         XCTAssertEqual(failure("rank > > 3")?.0, 7)
         XCTAssertTrue(failure("rank > > 3")?.1.contains("expected a property, a value or an argument") ?? false)
         XCTAssertEqual(failure("rank > 3 AND")?.0, 12)

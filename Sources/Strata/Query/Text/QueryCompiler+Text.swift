@@ -172,6 +172,10 @@ struct TextQueryCompiler {
             for item in items { tests.append(try compare(lhs, .equal, item, options: options, quantifier: quantifier, offset: offset)) }
             return op == .equal ? { realm, field in tests.contains { $0(realm, field) } } : { realm, field in !tests.contains { $0(realm, field) } }
         }
+        if lhs.items != nil || rhs.items != nil {
+            // Anything else with a list would compare a list as one value: never true.
+            throw error(offset, "a list of values can only be the right-hand side of ==, != or IN (or BETWEEN's bounds), not \(lhs.items != nil ? "the left-hand side" : "compared with \(op.rawValue)")")
+        }
         if lhs.isCollection || rhs.isCollection {
             // `ANY tags == 'a'`, or `'a' == ANY tags` (the comparison flipped).
             let (collection, other, op) = lhs.isCollection ? (lhs, rhs.read, op) : (rhs, lhs.read, Self.flip(op))
