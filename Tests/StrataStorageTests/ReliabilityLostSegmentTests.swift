@@ -205,6 +205,38 @@ final class ManifestTests: XCTestCase {
         try store.close()
     }
 
+    /// Each way a manifest entry can be wrong has its own reason, at the entry's offset
+    /// (before, five checks shared "entry i is malformed" at offset 0).
+    func testAMalformedManifestEntrySaysWhatAndWhere() {
+        var manifest = Manifest()
+        manifest.entries[1] = Manifest.Entry(kind: .log, sealedLength: 4096)
+        manifest.entries[2] = Manifest.Entry(kind: .log, sealedLength: nil)
+        let good = manifest.encode()
+        guard case .success = Manifest.decode(good) else { return XCTFail("the encoded manifest does not decode") }
+        let second = Manifest.headerSize + Manifest.entrySize   // entry 1, file 2
+        let cases: [(Int, UInt8, String)] = [
+            (second + 4, 9, "unknown segment kind 9"),
+            (second + 5, 2, "state byte 2"),
+            (second + 6, 1, "reserved bytes are not zero"),
+            (second, 1, "the number is listed twice"),
+            (second, 0, "file number 0"),
+        ]
+        for (at, byte, reason) in cases {
+            var bytes = good
+            bytes[at] = byte
+            bytes.removeLast(4)
+            bytes.appendLE32(Checksum.crc32c(bytes))
+            guard case .failure(let problem) = Manifest.decode(bytes) else { XCTFail(reason); continue }
+            XCTAssertTrue(problem.reason.contains("manifest entry 1"), problem.reason)
+            XCTAssertTrue(problem.reason.contains(reason), problem.reason)
+            XCTAssertEqual(problem.offset, second, reason)
+        }
+        var flipped = good
+        flipped[second + 9] ^= 1
+        guard case .failure(let checksum) = Manifest.decode(flipped) else { return XCTFail("a flipped bit decodes") }
+        XCTAssertEqual(checksum.offset, good.count - 4)
+    }
+
     func testLeftoversOfAnInterruptedSwitchAreRemoved() throws {
         let dir = TemporaryDirectory("manifest-leftover")
         var opts = options(segmentSize: 4096)

@@ -31,7 +31,13 @@ struct Manifest: Equatable, Sendable {
     /// Why a manifest cannot be used.
     struct Problem: Error, ExpressibleByStringInterpolation {
         var reason: String
+        /// Where in the file the problem is.
+        var offset = 0
         init(stringLiteral value: String) { reason = value }
+        init(_ reason: String, at offset: Int) {
+            self.reason = reason
+            self.offset = offset
+        }
     }
 
     /// The active (growing) log segment, if one is listed.
@@ -56,7 +62,7 @@ struct Manifest: Equatable, Sendable {
         bytes.withUnsafeBytes { raw -> Result<Manifest, Problem> in
             guard raw.count >= headerSize + 4, Array(raw[0 ..< 8]) == magic else { return .failure("not a Strata manifest (bad magic or too short)") }
             guard Checksum.crc32c(UnsafeRawBufferPointer(rebasing: raw[0 ..< raw.count - 4])) == raw.le32(raw.count - 4) else {
-                return .failure("manifest checksum mismatch")
+                return .failure(Problem("manifest checksum mismatch", at: raw.count - 4))
             }
             let version = raw.le32(8)
             guard version == Manifest.version else { return .failure("manifest version \(version) (this build reads \(Manifest.version))") }
@@ -67,17 +73,21 @@ struct Manifest: Equatable, Sendable {
             for i in 0 ..< count {
                 let at = headerSize + i * entrySize
                 let number = raw.le32(at), length = raw.le64(at + 8)
-                guard number > 0, let kind = SegmentKind(rawValue: raw[at + 4]), raw[at + 5] <= 1, raw[at + 6] == 0, raw[at + 7] == 0,
-                      manifest.entries[number] == nil else {
-                    return .failure("manifest entry \(i) is malformed")
+                func malformed(_ what: String) -> Result<Manifest, Problem> {
+                    .failure(Problem("manifest entry \(i) (file number \(number)): \(what)", at: at))
                 }
+                guard number > 0 else { return malformed("file number 0") }
+                guard let kind = SegmentKind(rawValue: raw[at + 4]) else { return malformed("unknown segment kind \(raw[at + 4])") }
+                guard raw[at + 5] <= 1 else { return malformed("state byte \(raw[at + 5]) (0 sealed, 1 active)") }
+                guard raw[at + 6] == 0, raw[at + 7] == 0 else { return malformed("reserved bytes are not zero") }
+                guard manifest.entries[number] == nil else { return malformed("the number is listed twice") }
                 if raw[at + 5] == 1 {
-                    guard kind == .log, length == 0 else { return .failure("manifest entry \(i): an active segment must be a log segment") }
+                    guard kind == .log, length == 0 else { return malformed("an active segment must be a log segment") }
                     actives += 1
                     manifest.entries[number] = Entry(kind: kind, sealedLength: nil)
                 } else {
                     guard length >= UInt64(SegmentHeader.size), length <= UInt64(UInt32.max) else {
-                        return .failure("manifest entry \(i) has an impossible length \(length)")
+                        return malformed("impossible length \(length)")
                     }
                     manifest.entries[number] = Entry(kind: kind, sealedLength: Int(length))
                 }

@@ -365,7 +365,7 @@ extension Store {
         switch Manifest.decode(try file.readAll()) {
         case .success(let manifest): return manifest
         case .failure(let problem):
-            throw StoreError.corrupted(segment: Manifest.fileName, offset: 0,
+            throw StoreError.corrupted(segment: Manifest.fileName, offset: problem.offset,
                                        reason: problem.reason + " (restore the store from a backup; the segments alone cannot prove nothing is missing)")
         }
     }
