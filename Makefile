@@ -4,12 +4,13 @@ SHELL := /bin/bash
 
 .PHONY: demo test build deps bench-deps bench bench-service service-check tsan docs
 
-# liblz4's headers and pkg-config file come from Debian's liblz4-dev.
+# liblz4's and libcrypto's headers and pkg-config files come from Debian's liblz4-dev and
+# libssl-dev (OpenSSL 3: AES-256-GCM and HKDF for encryption at rest).
 deps:
-	@if ! pkg-config --exists liblz4 2>/dev/null; then \
-		echo "Installing liblz4-dev (needed by the CLZ4 target)..."; \
+	@if ! pkg-config --exists liblz4 libcrypto 2>/dev/null; then \
+		echo "Installing liblz4-dev and libssl-dev (needed by the CLZ4 and COpenSSL targets)..."; \
 		SUDO=""; if [ "$$(id -u)" != "0" ]; then SUDO="sudo"; fi; \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq liblz4-dev pkg-config; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq liblz4-dev libssl-dev pkg-config; \
 	fi
 
 build: deps

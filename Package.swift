@@ -23,12 +23,20 @@ let package = Package(
             pkgConfig: "liblz4",
             providers: [.apt(["liblz4-dev"]), .brew(["lz4"])]
         ),
+        // OpenSSL's libcrypto from the system (Debian: libssl-dev): AES-256-GCM and HKDF for
+        // encryption at rest (StoreOptions.encryptionKey).
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
         // Small C helpers the engine needs at full speed: hardware CRC32C.
         .target(name: "CStrataSupport"),
         .target(
             name: "StrataStorage",
             dependencies: [
                 "CLZ4",
+                "COpenSSL",
                 "CStrataSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -73,6 +73,10 @@ public final class Store: @unchecked Sendable {
     public let directory: URL
     let path: String
     let options: StoreOptions
+    /// The store's key (``StoreOptions/encryptionKey``); nil for a plain store.
+    let storeCipher: StoreCipher?
+    /// Where the first record of a segment lies (after the header, and the preamble when encrypted).
+    let dataStart: Int
     var fileSystem: any FileSystem { options.fileSystem }
     let fileLock: any FileLock
 
@@ -91,6 +95,8 @@ public final class Store: @unchecked Sendable {
     var activeID: UInt32
     var activeSize: Int
     var activeRegion: MappedRegion
+    /// Encodes (and, encrypted, seals) records for the active segment.
+    var activeWriter: RecordWriter
     var lastAppendedSequence: UInt64
 
     // Guarded by `fileNumbers`: the next number for a new segment file (log or compacted).
@@ -140,6 +146,8 @@ public final class Store: @unchecked Sendable {
         self.directory = directory
         self.path = directory.path
         self.options = options
+        storeCipher = options.cipher
+        dataStart = SegmentReader.dataStart(encrypted: storeCipher != nil)
         let fs = options.fileSystem
         if options.readOnly {
             guard fs.fileExists(path) else { throw StoreError.io(op: "open", path: path, errno: ENOENT) }
@@ -163,6 +171,7 @@ public final class Store: @unchecked Sendable {
         activeID = recovered.activeID
         activeSize = recovered.activeSize
         activeRegion = recovered.activeRegion
+        activeWriter = RecordWriter(cipher: recovered.activeCipher)
         lastAppendedSequence = recovered.directory.sequence
         fileNumbers = Locked(recovered.nextFileNumber)
         manifestLock = Locked(recovered.manifest)
@@ -338,6 +347,7 @@ public final class Store: @unchecked Sendable {
     private func writeCleanShutdownMarker() throws {
         let marker = CleanShutdown.Marker(segmentID: activeID, segmentLength: activeSize, lastSequence: lastAppendedSequence)
         try Store.writeFileAtomically(directory: path, name: CleanShutdown.fileName,
-                                      bytes: CleanShutdown.encode(marker), fileSystem: fileSystem)
+                                      bytes: try Store.sealSmallFile(CleanShutdown.encode(marker), kind: .cleanMarker, cipher: storeCipher),
+                                      fileSystem: fileSystem)
     }
 }

@@ -31,6 +31,10 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidArgument(String)
     /// The store was written by a format this build does not read.
     case formatVersion(found: Int, supported: Int)
+    /// The encryption key does not open the store: it was written with another key, or it
+    /// is encrypted and no key was given, or it is plain and a key was given. The string
+    /// says which, and which file showed it. Nothing was changed.
+    case wrongKey(String)
 
     /// A sentence saying what went wrong, where, and what to do.
     public var description: String {
@@ -51,6 +55,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "invalid argument: \(what)"
         case .formatVersion(let found, let supported):
             return "store format version \(found) is not supported by this build (supports \(supported)); open it with a matching Strata version"
+        case .wrongKey(let what):
+            return "wrong encryption key: \(what)"
         }
     }
 }

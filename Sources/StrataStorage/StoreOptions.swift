@@ -1,5 +1,10 @@
 // StoreOptions: the knobs of a Store, each with a default that suits an app's local cache.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Logging
 
 /// How far a successful commit has travelled towards the disk when `write` returns.
@@ -75,6 +80,19 @@ public struct StoreOptions: Sendable {
     /// A sync that takes longer than this many seconds is logged as a warning (default 1).
     public var slowSyncThreshold: Double = 1
 
+    /// Encrypts the store at rest: 64 bytes (the size of Realm's key), or nil (the default)
+    /// for a plain store. Every byte of every file the store writes — segments, hint files,
+    /// `MANIFEST`, `CLEAN` — is encrypted and authenticated with AES-256-GCM under a key
+    /// derived for that file (HKDF-SHA256); docs/FORMAT.md, "Encryption at rest", has the
+    /// layout. A store is created encrypted or plain and stays so (`strata recover` or an
+    /// export/import moves data between the two).
+    ///
+    /// Opening with another key than the store was written with, a key for a plain store,
+    /// or no key for an encrypted one throws ``StoreError/wrongKey(_:)``; damage to an
+    /// encrypted file is ``StoreError/corrupted(segment:offset:reason:)`` as for a plain one.
+    /// Keep the key somewhere other than the store (a keychain, a secrets manager): it cannot
+    /// be recovered from the files.
+    public var encryptionKey: Data?
     /// A file layer that replaces the POSIX one (tests inject faults here).
     var customFileSystem: (any FileSystem)?
 
@@ -105,8 +123,16 @@ public struct StoreOptions: Sendable {
         guard compressionThreshold >= 0 else {
             throw StoreError.invalidArgument("compressionThreshold must not be negative, got \(compressionThreshold)")
         }
+        if let encryptionKey, encryptionKey.count != StoreCipher.keySize {
+            throw StoreError.invalidArgument("encryptionKey must be \(StoreCipher.keySize) bytes, got \(encryptionKey.count)")
+        }
         guard fileMode & 0o600 == 0o600, fileMode <= 0o777 else {
             throw StoreError.invalidArgument("fileMode must give the owner read and write (0o600) and use only permission bits (at most 0o777), got 0o\(String(fileMode, radix: 8))")
         }
     }
+}
+
+extension StoreOptions {
+    /// The store's cipher, when ``encryptionKey`` is set.
+    var cipher: StoreCipher? { encryptionKey.map { StoreCipher(key: Array($0)) } }
 }

@@ -90,7 +90,8 @@ public final class Transaction {
                 try flush()
             }
             var directory = store.writerDirectory
-            directory.active = SegmentView(id: store.activeID, region: store.activeRegion, length: store.activeSize)
+            directory.active = SegmentView(id: store.activeID, region: store.activeRegion, length: store.activeSize,
+                                           cipher: store.activeWriter.cipher)
             return try directory.readValue(table: table, key: indexKey, at: location)
         }
     }
@@ -103,13 +104,20 @@ public final class Transaction {
             throw StoreError.invalidArgument("value of \(value.count) bytes exceeds the maximum of \(StoreOptions.maxValueSize)")
         }
         let offset = store.activeSize + buffer.count
+        let writer = store.activeWriter
         guard offset + RecordFormat.maxRecordSize(keyLength: key.count, valueLength: value.count)
-                + RecordFormat.commitRecordSize <= Int(UInt32.max) else {
+                + RecordFormat.commitRecordSize + 2 * writer.overhead <= Int(UInt32.max) else {
             throw StoreError.invalidArgument("the transaction exceeds 4 GiB in one segment; split it")
         }
-        let (size, stored) = RecordFormat.appendRecord(
-            to: buffer, kind: kind, table: table, sequence: sequence, key: key, value: value,
-            compressAtLeast: compressionThreshold)
+        let (size, stored): (Int, Int)
+        do {
+            (size, stored) = try writer.appendRecord(
+                to: buffer, fileOffset: offset, kind: kind, table: table, sequence: sequence, key: key, value: value,
+                compressAtLeast: compressionThreshold)
+        } catch {
+            rollback()
+            throw error
+        }
         let location = Location(segment: segment, offset: UInt32(offset), size: UInt32(size))
         let indexKey = IndexKey(key)
         let old: Location?
@@ -170,8 +178,13 @@ public final class Transaction {
             store.releaseGate()
             return (newest, false)
         }
-        RecordFormat.appendCommit(to: buffer, sequence: sequence, recordCount: recordCount,
-                                  durableWatermark: store.durableWatermark())
+        do {
+            try store.activeWriter.appendCommit(to: buffer, fileOffset: store.activeSize + buffer.count, sequence: sequence,
+                                                recordCount: recordCount, durableWatermark: store.durableWatermark())
+        } catch {
+            rollback()
+            throw error
+        }
         try flush()
         store.writerSpace[segment]?.liveBytes += addedLive
         store.writerSpace[segment]?.rawValueBytes += addedRaw

@@ -28,7 +28,7 @@ final class ReliabilityFileNumberTests: XCTestCase {
     func testSealedSegmentTableSpansOnlyTheLiveNumbers() {
         var directory = KeyDirectory()
         let region = MappedRegion(base: nil, length: 0)
-        func seal(_ id: UInt32) { directory.setSealed(SegmentView(id: id, region: region, length: 48)) }
+        func seal(_ id: UInt32) { directory.setSealed(SegmentView(id: id, region: region, length: 48, cipher: nil)) }
         for id: UInt32 in [4_000_000_005, 4_000_000_001, 4_000_000_003] { seal(id) }
         XCTAssertEqual(directory.sealedSlots, 5)
         directory.removeSealed(.max)
@@ -53,7 +53,7 @@ final class ReliabilityFileNumberTests: XCTestCase {
         var reopened = KeyDirectory()
         // Ascending from a low id, as an open might: small, then far, then adjacent to the far one.
         for id: UInt32 in [1, 2, 99_999_999, 100_000_000, 100_000_001] {
-            reopened.setSealed(SegmentView(id: id, region: region, length: 48))
+            reopened.setSealed(SegmentView(id: id, region: region, length: 48, cipher: nil))
         }
         XCTAssertLessThan(reopened.sealedSlots, 1_024)
         for id: UInt32 in [1, 2, 99_999_999, 100_000_000, 100_000_001] { XCTAssertEqual(reopened.segment(id)?.id, id) }

@@ -75,7 +75,7 @@ final class ReliabilityLostSegmentTests: XCTestCase {
             // The end of its first transaction: a perfectly valid, shorter segment.
             var ends: [Int] = []
             data.withUnsafeBytes { raw in
-                _ = SegmentScanner.scan(raw, segmentID: Store.parseSegmentName(victim)!, previousSequence: 0) { entries, _ in
+                _ = SegmentScanner.scan(SegmentReader(raw, cipher: nil), segmentID: Store.parseSegmentName(victim)!, previousSequence: 0) { entries, _ in
                     let last = entries.last!.location
                     ends.append(Int(last.offset + last.size) + RecordFormat.commitRecordSize)
                 }

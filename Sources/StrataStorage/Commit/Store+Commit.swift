@@ -259,7 +259,7 @@ extension Store {
     func publishCommit(sequence: UInt64) {
         lastAppendedSequence = sequence
         writerDirectory.sequence = sequence
-        writerDirectory.active = SegmentView(id: activeID, region: activeRegion, length: activeSize)
+        writerDirectory.active = SegmentView(id: activeID, region: activeRegion, length: activeSize, cipher: activeWriter.cipher)
         writerSpace[activeID]?.diskBytes = activeSize
         let state = PublishedState(directory: writerDirectory, space: writerSpace)
         syncMonitor.withLock {
@@ -278,7 +278,7 @@ extension Store {
 
     /// The offset up to which the active segment is known to be synced.
     func durableWatermark() -> UInt64 {
-        syncMonitor.withLock { syncedEnd.segment == activeID ? UInt64(syncedEnd.end) : UInt64(SegmentHeader.size) }
+        syncMonitor.withLock { syncedEnd.segment == activeID ? UInt64(syncedEnd.end) : UInt64(dataStart) }
     }
 
     // MARK: Sealing
@@ -297,9 +297,9 @@ extension Store {
         }
         markDurable(sequence: lastAppendedSequence, end: (oldID, oldSize))
         let newID = try takeFileNumber()
-        let newFile: any StorageFile
+        let newFile: any StorageFile, newCipher: FileCipher?
         do {
-            newFile = try Store.createSegment(path: path, id: newID, fileSystem: fileSystem)
+            (newFile, newCipher) = try Store.createSegment(path: path, id: newID, cipher: storeCipher, fileSystem: fileSystem)
         } catch let error as StoreError {
             // A full disk is worth retrying at the next transaction; a failed sync is not.
             if error.isSyncFailure { poison(error) }
@@ -307,7 +307,7 @@ extension Store {
         }
         let newRegion: MappedRegion
         do {
-            newRegion = try newFile.map(length: Store.activeMappingLength(forSize: SegmentHeader.size, segmentSize: options.segmentSize))
+            newRegion = try newFile.map(length: Store.activeMappingLength(forSize: dataStart, segmentSize: options.segmentSize))
         } catch {
             newFile.close()
             throw error
@@ -326,38 +326,41 @@ extension Store {
             if syncMonitor.withLock({ failure }) == nil { try? fileSystem.remove(path + "/" + segmentName(newID)) }
             throw error
         }
-        if writeHint { writeHintForSealed(id: oldID, region: activeRegion, length: oldSize) }
-        writerDirectory.setSealed(SegmentView(id: oldID, region: activeRegion, length: oldSize))
+        let sealed = SegmentView(id: oldID, region: activeRegion, length: oldSize, cipher: activeWriter.cipher)
+        if writeHint { writeHintForSealed(sealed) }
+        writerDirectory.setSealed(sealed)
         writerSpace[oldID]?.sealed = true
         writerSpace[oldID]?.diskBytes = oldSize
-        writerSpace[newID] = SegmentSpace(diskBytes: SegmentHeader.size, sealed: false)
+        writerSpace[newID] = SegmentSpace(diskBytes: dataStart, sealed: false)
         // The old descriptor closes when the last holder lets go: a group-commit leader may
         // still be syncing it.
         activeFile = newFile
         activeID = newID
-        activeSize = SegmentHeader.size
+        activeSize = dataStart
         activeRegion = newRegion
-        writerDirectory.active = SegmentView(id: newID, region: newRegion, length: SegmentHeader.size)
+        activeWriter = RecordWriter(cipher: newCipher)
+        writerDirectory.active = SegmentView(id: newID, region: newRegion, length: dataStart, cipher: newCipher)
         syncMonitor.withLock {
-            appendedEnd = (newID, SegmentHeader.size)
+            appendedEnd = (newID, dataStart)
             appendedFile = newFile
-            syncedEnd = (newID, SegmentHeader.size)
+            syncedEnd = (newID, dataStart)
         }
     }
 
     /// Writes the hint file of a just-sealed segment. A hint is a cache: on failure the
     /// next open scans the segment instead, so errors are not reported.
-    private func writeHintForSealed(id: UInt32, region: MappedRegion, length: Int) {
-        guard let bytes = region.bytes(at: 0, count: length, limit: length) else { return }
+    private func writeHintForSealed(_ segment: SegmentView) {
+        let id = segment.id, length = segment.length
+        guard let reader = segment.reader() else { return }
         var entries: [ScannedEntry] = []
-        let outcome = SegmentScanner.scan(bytes, segmentID: id, previousSequence: 0) { found, _ in
+        let outcome = SegmentScanner.scan(reader, segmentID: id, previousSequence: 0) { found, _ in
             entries.append(contentsOf: found)
         }
         guard outcome.damage == nil, outcome.committedEnd == length else { return }
         let hint = HintFile.encode(segmentID: id, segmentLength: length, entries: entries,
                                    lastSequence: outcome.lastSequence, rawValueBytes: outcome.rawValueBytes,
                                    storedValueBytes: outcome.storedValueBytes)
-        try? Store.writeHint(path: path, id: id, bytes: hint, fileSystem: fileSystem)
+        try? Store.writeHint(path: path, id: id, bytes: hint, cipher: storeCipher, fileSystem: fileSystem)
         writerSpace[id]?.rawValueBytes = outcome.rawValueBytes
         writerSpace[id]?.storedValueBytes = outcome.storedValueBytes
     }

@@ -45,18 +45,23 @@ private final class CompactionOutput {
     var coversThrough: UInt64 = 0
     let file: any StorageFile
     let temporaryPath: String
-    var size = SegmentHeader.size
+    var size: Int
     let buffer = ByteBuffer(capacity: 1 << 20)
+    /// Encodes (and, encrypted, seals with this file's own key) the records copied in.
+    let writer: RecordWriter
     var hint: HintFile.Builder
     var maxSequence: UInt64 = 0
     var rawValueBytes = 0, storedValueBytes = 0
 
-    init(number: UInt32, position: ReplayPosition, reliedOn: UInt64, file: any StorageFile, temporaryPath: String) {
+    init(number: UInt32, position: ReplayPosition, reliedOn: UInt64, file: any StorageFile, temporaryPath: String,
+         size: Int, cipher: FileCipher?) {
         self.number = number
         self.position = position
         self.reliedOn = reliedOn
         self.file = file
         self.temporaryPath = temporaryPath
+        self.size = size
+        writer = RecordWriter(cipher: cipher)
         hint = HintFile.Builder(segmentID: number, segmentLength: 0, count: 0, lastSequence: 0,
                                 rawValueBytes: 0, storedValueBytes: 0)
     }
@@ -98,7 +103,7 @@ extension Store {
     public func compactionEstimate() -> CompactionEstimate {
         let state = publishedLock.withLock { $0 }
         var estimate = CompactionEstimate(segments: 0, bytes: 0, liveBytes: 0)
-        for (_, space) in state.space where space.diskBytes - space.liveBytes > SegmentHeader.size {
+        for (_, space) in state.space where space.diskBytes - space.liveBytes > dataStart {
             estimate.segments += 1
             estimate.bytes += space.diskBytes
             estimate.liveBytes += space.liveBytes
@@ -136,7 +141,7 @@ extension Store {
             try waitDurable(lastAppendedSequence)   // older versions are dropped only behind durable newer ones
             reliedOn = lastAppendedSequence
             // The segment sealed here is compacted at once: no hint file for it.
-            if manual && activeSize > SegmentHeader.size { try rollSegment(writeHint: false) }
+            if manual && activeSize > dataStart { try rollSegment(writeHint: false) }
             let inputs = chooseInputs(manual: manual)
             guard let newest = inputs.map(\.position).max() else {
                 return (writerDirectory, [], 0, 0, true)
@@ -226,7 +231,7 @@ extension Store {
         for output in outputs {
             let region = try output.file.map(length: output.size)
             output.file.close()
-            outputViews.append(SegmentView(id: output.number, region: region, length: output.size))
+            outputViews.append(SegmentView(id: output.number, region: region, length: output.size, cipher: output.writer.cipher))
             report.bytesWritten += output.size
         }
         report.segmentsWritten = outputs.count
@@ -328,7 +333,7 @@ extension Store {
         var inputs: [CompactionInput] = []
         for (number, space) in sealed {
             let wanted = manual
-                ? space.diskBytes - space.liveBytes > SegmentHeader.size
+                ? space.diskBytes - space.liveBytes > dataStart
                 : policy.includes(space, storeDeadFraction: storeDeadFraction, segmentSize: options.segmentSize)
             guard wanted, let view = writerDirectory.segment(number) else { continue }
             inputs.append(CompactionInput(number: number, kind: space.kind,
@@ -365,14 +370,14 @@ extension Store {
         var current: CompactionOutput?
         var copied = 0
         for input in inputs {
-            guard let bytes = input.view.region.bytes(at: 0, count: input.view.length, limit: input.view.length) else {
+            guard let reader = input.view.reader() else {
                 throw StoreError.corrupted(segment: segmentName(input.number), offset: 0, reason: "segment is shorter than its view")
             }
             report.bytesRead += input.view.length
             var entries: [ScannedEntry] = []
             let outcome = input.kind == .log
-                ? SegmentScanner.scan(bytes, segmentID: input.number, previousSequence: 0) { found, _ in entries.append(contentsOf: found) }
-                : SegmentScanner.scanCompacted(bytes, segmentID: input.number) { found in entries = found }
+                ? SegmentScanner.scan(reader, segmentID: input.number, previousSequence: 0) { found, _ in entries.append(contentsOf: found) }
+                : SegmentScanner.scanCompacted(reader, segmentID: input.number) { found in entries = found }
             if let damage = outcome.damage {
                 throw StoreError.corrupted(segment: segmentName(input.number), offset: damage.offset, reason: damage.reason)
             }
@@ -395,7 +400,7 @@ extension Store {
                     nextMinor += 1
                     outputs.append(current!)
                 }
-                let location = try append(entry, from: bytes, to: current!)
+                let location = try append(entry, to: current!)
                 if entry.kind == .put {
                     switches.append(PendingSwitch(table: entry.table, key: key, old: entry.location, new: location,
                                                   tag: HashIndex.tag(HashIndex.hash(key))))
@@ -427,39 +432,36 @@ extension Store {
         let number = try takeFileNumber()
         let temporary = path + "/" + segmentName(number) + ".tmp"
         let file = try fileSystem.openFile(temporary, create: true, readOnly: false)
-        let output = CompactionOutput(number: number, position: position, reliedOn: reliedOn, file: file, temporaryPath: temporary)
         do {
+            let start = try SegmentHeader.fileStart(SegmentHeader.encode(number: number, kind: .compacted, position: position,
+                                                                         reliesOnSequence: reliedOn), cipher: storeCipher)
             try file.truncate(to: 0)
-            try file.write(SegmentHeader.encode(number: number, kind: .compacted, position: position,
-                                                reliesOnSequence: reliedOn), at: 0)
+            try file.write(start.bytes, at: 0)
+            return CompactionOutput(number: number, position: position, reliedOn: reliedOn, file: file, temporaryPath: temporary,
+                                    size: start.bytes.count, cipher: start.cipher)
         } catch {
             file.close()
             try? fileSystem.remove(temporary)
             throw error
         }
-        return output
     }
 
     /// Appends one record to an output, re-encoding it with compression when that now pays;
     /// returns its new location.
-    private func append(_ entry: ScannedEntry, from segment: UnsafeRawBufferPointer, to output: CompactionOutput) throws -> Location {
+    private func append(_ entry: ScannedEntry, to output: CompactionOutput) throws -> Location {
         let offset = output.size + output.buffer.count
-        let source = UnsafeRawBufferPointer(rebasing: segment[Int(entry.location.offset) ..< Int(entry.location.offset + entry.location.size)])
-        // The scan that produced `entry` already checked this record's checksum.
-        let record = RecordView.unchecked(source)
+        // The scan that produced `entry` already checked this record (and opened its frame).
+        let record = RecordView.unchecked(entry.encoded)
         let size: Int
         if record.kind == .put, !record.compressed, options.compression == .lz4,
            record.rawLength >= options.compressionThreshold {
-            let encoded = RecordFormat.appendRecord(
-                to: output.buffer, kind: .put, table: record.table, sequence: record.sequence, key: record.key,
-                value: record.storedValue, compressAtLeast: options.compressionThreshold)
+            let encoded = try output.writer.appendRecord(
+                to: output.buffer, fileOffset: offset, kind: .put, table: record.table, sequence: record.sequence,
+                key: record.key, value: record.storedValue, compressAtLeast: options.compressionThreshold)
             size = encoded.size
             output.storedValueBytes += encoded.stored
         } else {
-            output.buffer.reserve(source.count)
-            (output.buffer.base + output.buffer.count).copyMemory(from: source.baseAddress!, byteCount: source.count)
-            output.buffer.count += source.count
-            size = source.count
+            size = try output.writer.appendEncoded(entry.encoded, to: output.buffer, fileOffset: offset)
             if record.kind == .put { output.storedValueBytes += record.storedValue.count }
         }
         if record.kind == .put { output.rawValueBytes += record.rawLength }
@@ -485,12 +487,15 @@ extension Store {
     /// its hint file (still under `.tmp` names).
     private func finish(_ output: CompactionOutput) throws {
         try flushOutput(output)
-        try output.file.write(SegmentHeader.encode(number: output.number, kind: .compacted, position: output.position,
-                                                   reliesOnSequence: output.reliedOn,
-                                                   coversThroughSequence: output.coversThrough), at: 0)
+        let header = try SegmentHeader.rewritten(SegmentHeader.encode(number: output.number, kind: .compacted, position: output.position,
+                                                                      reliesOnSequence: output.reliedOn,
+                                                                      coversThroughSequence: output.coversThrough),
+                                                 cipher: output.writer.cipher)
+        try output.file.write(header.bytes, at: header.offset)
         try output.file.syncData()
-        let hint = output.hint.finish(segmentLength: output.size, lastSequence: output.maxSequence,
-                                      rawValueBytes: output.rawValueBytes, storedValueBytes: output.storedValueBytes)
+        let hint = try Store.sealSmallFile(output.hint.finish(segmentLength: output.size, lastSequence: output.maxSequence,
+                                                              rawValueBytes: output.rawValueBytes, storedValueBytes: output.storedValueBytes),
+                                           kind: .hint, cipher: storeCipher)
         let temporary = path + "/" + hintName(output.number) + ".tmp"
         let file = try fileSystem.openFile(temporary, create: true, readOnly: false)
         defer { file.close() }

@@ -107,7 +107,8 @@ enum RecordFormat {
 }
 
 /// A record read back from a mapped segment, validated: every length is in range and the
-/// checksum matches. Its buffers point into the mapping and live as long as it does.
+/// checksum matches. Its buffers point into the mapping (or, for an encrypted store, into
+/// the memory its frame was opened into) and live as long as that does.
 struct RecordView {
     var kind: RecordKind
     var compressed: Bool
@@ -116,14 +117,18 @@ struct RecordView {
     var key: UnsafeRawBufferPointer
     var storedValue: UnsafeRawBufferPointer
     var rawLength: Int
-    /// On-disk size including padding.
+    /// The bytes the record takes in its file: the record and its padding (in an encrypted
+    /// store, the whole frame that holds it).
     var size: Int
+    /// The record's own bytes, padding included, as a plain store writes them.
+    var encoded: UnsafeRawBufferPointer
 
     /// Why a record could not be read; the scanner turns it into StoreError.corrupted.
     enum Failure: Error {
         case truncated          // the header or body runs past the end of the valid data
         case malformed(String)  // a field is out of range
         case checksum           // the CRC does not match
+        case authentication     // an encrypted frame's tag does not match: damage, or another key
     }
 
     /// Parses and checks the record at `offset` of `bytes` (the valid part of a segment).
@@ -157,10 +162,11 @@ struct RecordView {
             kind: kind, compressed: compressed, table: h.le32(8), sequence: h.le64(24),
             key: UnsafeRawBufferPointer(rebasing: bytes[keyStart ..< keyStart + keyLength]),
             storedValue: UnsafeRawBufferPointer(rebasing: bytes[keyStart + keyLength ..< keyStart + keyLength + stored]),
-            rawLength: raw, size: size))
+            rawLength: raw, size: size, encoded: UnsafeRawBufferPointer(rebasing: bytes[offset ..< offset + size])))
     }
 
-    /// A view of a record that a scan has already parsed and checked.
+    /// A view of a record that a scan has already parsed and checked (`bytes` are its
+    /// ``encoded`` bytes).
     static func unchecked(_ bytes: UnsafeRawBufferPointer) -> RecordView {
         let keyLength = Int(bytes.le32(12)), stored = Int(bytes.le32(16))
         let keyStart = RecordFormat.headerSize
@@ -169,7 +175,8 @@ struct RecordView {
             table: bytes.le32(8), sequence: bytes.le64(24),
             key: UnsafeRawBufferPointer(rebasing: bytes[keyStart ..< keyStart + keyLength]),
             storedValue: UnsafeRawBufferPointer(rebasing: bytes[keyStart + keyLength ..< keyStart + keyLength + stored]),
-            rawLength: Int(bytes.le32(20)), size: RecordFormat.recordSize(keyLength: keyLength, storedLength: stored))
+            rawLength: Int(bytes.le32(20)), size: RecordFormat.recordSize(keyLength: keyLength, storedLength: stored),
+            encoded: bytes)
     }
 
     /// Commit payload fields (valid only for kind == .commit).
@@ -189,6 +196,7 @@ extension RecordView.Failure {
         case .truncated: return "record runs past the end of the file"
         case .malformed(let why): return why
         case .checksum: return "record checksum mismatch"
+        case .authentication: return "encrypted record fails authentication (damaged, or written with another key)"
         }
     }
 }

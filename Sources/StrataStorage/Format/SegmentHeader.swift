@@ -69,6 +69,9 @@ enum SegmentHeader {
 
     enum Problem: Error {
         case short, badMagic, badChecksum, wrongNumber(UInt32), version(UInt32), malformed(String)
+        /// Encrypted store: the file is not encrypted; written with another key; its header's
+        /// frame fails authentication. Plain store: the file is encrypted.
+        case notEncrypted, otherKey, authentication, encryptedWithoutKey
         var reason: String {
             switch self {
             case .short: return "segment header is incomplete"
@@ -77,6 +80,10 @@ enum SegmentHeader {
             case .wrongNumber(let n): return "segment header names segment \(n), not this file"
             case .version(let v): return "segment format version \(v)"
             case .malformed(let why): return why
+            case .notEncrypted: return "segment is not encrypted, but the store is (replaced by another store's file, or damaged)"
+            case .otherKey: return "segment was encrypted with another key, or its preamble is damaged"
+            case .authentication: return "encrypted segment header fails authentication"
+            case .encryptedWithoutKey: return "segment is encrypted, and no encryption key was given"
             }
         }
     }
@@ -103,5 +110,54 @@ enum SegmentHeader {
         }
         if covers > relies { return .failure(.malformed("compacted segment covers more than it relied on")) }
         return .success(Info(kind: kind, position: position, reliesOnSequence: relies, coversThroughSequence: covers, version: version))
+    }
+}
+
+// A segment file's first bytes in either layout: the header in the clear (plain store), or
+// the preamble and the header sealed in a frame (encrypted store; Crypto/FileCipher.swift).
+extension SegmentHeader {
+    /// A new segment file's first bytes for `header` (from ``encode(number:kind:position:reliesOnSequence:coversThroughSequence:)``),
+    /// and the new file's cipher in an encrypted store.
+    static func fileStart(_ header: [UInt8], cipher: StoreCipher?) throws -> (bytes: [UInt8], cipher: FileCipher?) {
+        guard let cipher else { return (header, nil) }
+        let (preamble, fileCipher) = try cipher.newFile(.segment)
+        return (preamble + (try sealHeader(header, cipher: fileCipher)), fileCipher)
+    }
+
+    /// The bytes that replace a segment's header in place, and where they go.
+    static func rewritten(_ header: [UInt8], cipher: FileCipher?) throws -> (bytes: [UInt8], offset: Int) {
+        guard let cipher else { return (header, 0) }
+        return (try sealHeader(header, cipher: cipher), EncryptedFile.preambleSize)
+    }
+
+    private static func sealHeader(_ header: [UInt8], cipher: FileCipher) throws -> [UInt8] {
+        var frame = [UInt8](repeating: 0, count: header.count + Frame.overhead)
+        try frame.withUnsafeMutableBytes { out in
+            _ = try header.withUnsafeBytes { try cipher.sealFrame($0, fileOffset: EncryptedFile.preambleSize, into: out.baseAddress!) }
+        }
+        return frame
+    }
+
+    /// Reads the start of a segment file (`bytes` from its first byte): its header and, in
+    /// an encrypted store, its cipher.
+    static func read(file bytes: UnsafeRawBufferPointer, number: UInt32, cipher: StoreCipher?) -> Result<(info: Info, cipher: FileCipher?), Problem> {
+        guard let cipher else {
+            if EncryptedFile.hasMagic(bytes) { return .failure(.encryptedWithoutKey) }
+            return read(bytes, number: number).map { ($0, nil) }
+        }
+        let fileCipher: FileCipher
+        switch cipher.check(bytes, kind: .segment) {
+        case .notEncrypted: return .failure(bytes.count < EncryptedFile.preambleSize ? .short : .notEncrypted)
+        case .otherKey: return .failure(.otherKey)
+        case .encrypted(let found): fileCipher = found
+        }
+        guard bytes.count >= EncryptedFile.segmentDataStart else { return .failure(.short) }
+        let frame = UnsafeRawBufferPointer(rebasing: bytes[EncryptedFile.preambleSize ..< EncryptedFile.segmentDataStart])
+        guard Frame.plainLength(frame, at: 0) == size else { return .failure(.malformed("encrypted segment header frame has a bad length")) }
+        var header = [UInt8](repeating: 0, count: size)
+        guard header.withUnsafeMutableBytes({ fileCipher.openFrame(frame, fileOffset: EncryptedFile.preambleSize, into: $0.baseAddress!) }) else {
+            return .failure(.authentication)
+        }
+        return header.withUnsafeBytes { read($0, number: number) }.map { ($0, fileCipher) }
     }
 }

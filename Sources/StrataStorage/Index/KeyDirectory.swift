@@ -3,12 +3,20 @@
 // O(1) and an update copies only the path to the changed entry, which is what makes a
 // snapshot cheap and lets it live on, unchanged, while writers advance the store.
 
-/// A readable view of one segment: its mapping and how many bytes of it are valid.
+/// A readable view of one segment: its mapping, how many bytes of it are valid, and (in an
+/// encrypted store) the file's cipher.
 struct SegmentView: Sendable {
     var id: UInt32
     var region: MappedRegion
     /// Bytes known to hold committed data (the file may be longer while a writer appends).
     var length: Int
+    /// The file's cipher in an encrypted store; nil in a plain one.
+    var cipher: FileCipher?
+
+    /// A reader of the valid bytes, or nil if the mapping does not hold them.
+    func reader() -> SegmentReader? {
+        region.bytes(at: 0, count: length, limit: length).map { SegmentReader($0, cipher: cipher) }
+    }
 }
 
 struct KeyDirectory: Sendable {
@@ -120,52 +128,71 @@ struct KeyDirectory: Sendable {
     /// Reads and checks the record at `location`, which must be a put of `key` in `table`;
     /// returns its value.
     func readValue(table: UInt32, key: IndexKey, at location: Location) throws -> [UInt8] {
-        let record = try readRecord(at: location)
-        guard record.kind == .put, record.table == table, key.matches(record.key) else {
-            throw StoreError.corrupted(segment: segmentName(location.segment), offset: Int(location.offset),
-                                       reason: "index points at a record of another key")
-        }
-        guard let value = record.value() else {
-            throw StoreError.corrupted(segment: segmentName(location.segment), offset: Int(location.offset),
-                                       reason: "compressed value does not decompress")
-        }
-        return value
-    }
-
-    /// The value of the record at `location`, as stored: a view into the mapping when it is
-    /// not compressed (no copy).
-    func readStoredValue(table: UInt32, key: IndexKey, at location: Location) throws -> StoredValue {
-        let record = try readRecord(at: location)
-        guard record.kind == .put, record.table == table, key.matches(record.key) else {
-            throw StoreError.corrupted(segment: segmentName(location.segment), offset: Int(location.offset),
-                                       reason: "index points at a record of another key")
-        }
-        if record.compressed {
+        try withPut(table: table, key: key, at: location) { record in
             guard let value = record.value() else {
                 throw StoreError.corrupted(segment: segmentName(location.segment), offset: Int(location.offset),
                                            reason: "compressed value does not decompress")
             }
-            return StoredValue(bytes: value)
+            return value
         }
-        let view = segment(location.segment)!
-        let offset = Int(location.offset) + RecordFormat.headerSize + record.key.count
-        return StoredValue(region: view.region, offset: offset, count: record.storedValue.count)
     }
 
-    func readRecord(at location: Location) throws -> RecordView {
+    /// The value of the record at `location`, as stored: a view into the mapping when it is
+    /// neither compressed nor encrypted (no copy).
+    func readStoredValue(table: UInt32, key: IndexKey, at location: Location) throws -> StoredValue {
+        try withPut(table: table, key: key, at: location) { record in
+            if record.compressed {
+                guard let value = record.value() else {
+                    throw StoreError.corrupted(segment: segmentName(location.segment), offset: Int(location.offset),
+                                               reason: "compressed value does not decompress")
+                }
+                return StoredValue(bytes: value)
+            }
+            let view = segment(location.segment)!
+            if view.cipher != nil { return StoredValue(bytes: Array(record.storedValue)) }
+            let offset = Int(location.offset) + RecordFormat.headerSize + record.key.count
+            return StoredValue(region: view.region, offset: offset, count: record.storedValue.count)
+        }
+    }
+
+    /// Calls `body` with the record at `location`, which must be a put of `key` in `table`.
+    private func withPut<R>(table: UInt32, key: IndexKey, at location: Location, _ body: (RecordView) throws -> R) throws -> R {
+        try withRecord(at: location) { record in
+            guard record.kind == .put, record.table == table, key.matches(record.key) else {
+                throw StoreError.corrupted(segment: segmentName(location.segment), offset: Int(location.offset),
+                                           reason: "index points at a record of another key")
+            }
+            return try body(record)
+        }
+    }
+
+    /// Calls `body` with the checked record at `location` (its buffers valid during the call).
+    func withRecord<R>(at location: Location, _ body: (RecordView) throws -> R) throws -> R {
         func damaged(_ reason: String) -> StoreError {
             .corrupted(segment: segmentName(location.segment), offset: Int(location.offset), reason: reason)
+        }
+        func checked(_ result: Result<RecordView, RecordView.Failure>) throws -> RecordView {
+            switch result {
+            case .success(let record):
+                guard record.size == Int(location.size) else { throw damaged("record size differs from the index") }
+                return record
+            case .failure(let failure):
+                throw damaged(failure.reason)
+            }
         }
         guard let view = segment(location.segment) else { throw damaged("segment file is missing") }
         guard let bytes = view.region.bytes(at: Int(location.offset), count: Int(location.size), limit: view.length) else {
             throw damaged("record lies outside the segment")
         }
-        switch RecordView.parse(bytes, at: 0) {
-        case .success(let record):
-            guard record.size == Int(location.size) else { throw damaged("record size differs from the index") }
-            return record
-        case .failure(let failure):
-            throw damaged(failure.reason)
+        guard let cipher = view.cipher else { return try body(try checked(RecordView.parse(bytes, at: 0))) }
+        let frame: UnsafeRawBufferPointer
+        switch SegmentReader.frame(in: bytes, at: 0) {
+        case .failure(let failure): throw damaged(failure.reason)
+        case .success(let found): frame = found
+        }
+        guard frame.count == bytes.count else { throw damaged("record size differs from the index") }
+        return try withUnsafeTemporaryAllocation(byteCount: frame.count - Frame.overhead, alignment: 8) { plain in
+            try body(try checked(SegmentReader.open(frame, fileOffset: Int(location.offset), cipher: cipher, into: plain.baseAddress!)))
         }
     }
 }

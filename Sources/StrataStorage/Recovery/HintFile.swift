@@ -91,8 +91,10 @@ enum HintFile {
     /// (use the segment instead) on any mismatch; entry keys point into `bytes`.
     /// `ordered`: a log segment's entries must follow `previousSequence` in increasing order;
     /// a compacted segment's carry their original, unordered sequence numbers.
+    /// `dataStart`: where the segment's first record lies (after the header, and the
+    /// preamble in an encrypted store).
     static func decode(_ bytes: UnsafeRawBufferPointer, segmentID: UInt32, segmentLength: Int,
-                       previousSequence: UInt64, ordered: Bool = true) -> Contents? {
+                       previousSequence: UInt64, ordered: Bool = true, dataStart: Int = SegmentHeader.size) -> Contents? {
         guard bytes.count >= headerSize + 4 else { return nil }
         let body = UnsafeRawBufferPointer(rebasing: bytes[0 ..< bytes.count - 4])
         guard Checksum.crc32c(body) == bytes.le32(bytes.count - 4) else { return nil }
@@ -110,7 +112,7 @@ enum HintFile {
             let recordOffset = Int(body.le32(offset + 8)), recordSize = Int(body.le32(offset + 12))
             let sequence = body.le64(offset + 16), keyLength = Int(body.le32(offset + 24))
             guard keyLength <= StoreOptions.maxKeySize, offset + entryFixedSize + keyLength <= body.count,
-                  recordOffset >= SegmentHeader.size, recordOffset % 8 == 0,
+                  recordOffset >= dataStart, recordOffset % 8 == 0,
                   recordSize >= RecordFormat.headerSize, recordOffset + recordSize <= segmentLength,
                   !ordered || (sequence >= lastSeen && sequence > previousSequence) else { return nil }
             lastSeen = max(lastSeen, sequence)

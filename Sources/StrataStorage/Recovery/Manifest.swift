@@ -113,19 +113,20 @@ extension Store {
         try manifestLock.withLock { current in
             var next = current
             change(&next)
-            try Store.writeManifest(next, path: path, fileSystem: fileSystem, poison: { self.poison($0) })
+            try Store.writeManifest(next, path: path, cipher: storeCipher, fileSystem: fileSystem, poison: { self.poison($0) })
             current = next
         }
     }
 
     /// Writes `manifest` through a temporary file, sync, rename and directory sync.
     /// `poison` is called when the failure came after the rename.
-    static func writeManifest(_ manifest: Manifest, path: String, fileSystem fs: any FileSystem,
+    static func writeManifest(_ manifest: Manifest, path: String, cipher: StoreCipher?, fileSystem fs: any FileSystem,
                               poison: (StoreError) -> Void = { _ in }) throws {
+        let bytes = try sealSmallFile(manifest.encode(), kind: .manifest, cipher: cipher)
         let temporary = path + "/" + Manifest.fileName + ".tmp"
         let file = try fs.openFile(temporary, create: true, readOnly: false)
         do {
-            try file.write(manifest.encode(), at: 0)
+            try file.write(bytes, at: 0)
             try file.syncData()
             file.close()
         } catch {

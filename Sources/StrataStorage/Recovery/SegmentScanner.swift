@@ -10,6 +10,8 @@ struct ScannedEntry {
     var key: UnsafeRawBufferPointer
     var location: Location
     var sequence: UInt64
+    /// The record's encoded bytes (a scan's entries only; empty for a hint's).
+    var encoded = UnsafeRawBufferPointer(start: nil, count: 0)
 }
 
 struct ScanOutcome {
@@ -25,18 +27,20 @@ struct ScanOutcome {
 }
 
 enum SegmentScanner {
-    /// Scans `bytes` (a whole segment, header included) and calls `apply` once per complete
-    /// transaction, in order. `previousSequence` is the newest sequence seen before this segment.
-    static func scan(_ bytes: UnsafeRawBufferPointer, segmentID: UInt32, previousSequence: UInt64,
+    /// Scans the segment `reader` reads (a whole segment, header included) and calls
+    /// `apply` once per complete transaction, in order. `previousSequence` is the newest
+    /// sequence seen before this segment. Entries point into the reader's bytes or arena.
+    static func scan(_ reader: SegmentReader, segmentID: UInt32, previousSequence: UInt64,
                      apply: ([ScannedEntry], UInt64) throws -> Void) rethrows -> ScanOutcome {
-        var outcome = ScanOutcome(committedEnd: SegmentHeader.size, lastSequence: previousSequence)
-        var offset = SegmentHeader.size
+        let bytes = reader.bytes
+        var outcome = ScanOutcome(committedEnd: reader.dataStart, lastSequence: previousSequence)
+        var offset = reader.dataStart
         var pending: [ScannedEntry] = []
         var pendingSequence: UInt64 = 0
         var pendingRaw = 0, pendingStored = 0
         while offset < bytes.count {
             let record: RecordView
-            switch RecordView.parse(bytes, at: offset) {
+            switch reader.record(at: offset) {
             case .failure(let failure):
                 outcome.damage = (offset, failure.reason)
                 return outcome
@@ -74,7 +78,7 @@ enum SegmentScanner {
             pending.append(ScannedEntry(
                 kind: record.kind, table: record.table, key: record.key,
                 location: Location(segment: segmentID, offset: UInt32(offset), size: UInt32(record.size)),
-                sequence: record.sequence))
+                sequence: record.sequence, encoded: record.encoded))
             if record.kind == .put {
                 pendingRaw += record.rawLength
                 pendingStored += record.storedValue.count
@@ -90,13 +94,13 @@ enum SegmentScanner {
     /// Scans a compacted segment: standalone puts and tombstones carrying their original
     /// sequence numbers, no commit records (the whole file was published at once, by a
     /// rename after it was synced). Calls `apply` once with every entry, in file order.
-    static func scanCompacted(_ bytes: UnsafeRawBufferPointer, segmentID: UInt32,
+    static func scanCompacted(_ reader: SegmentReader, segmentID: UInt32,
                               apply: ([ScannedEntry]) throws -> Void) rethrows -> ScanOutcome {
-        var outcome = ScanOutcome(committedEnd: SegmentHeader.size, lastSequence: 0)
-        var offset = SegmentHeader.size
+        var outcome = ScanOutcome(committedEnd: reader.dataStart, lastSequence: 0)
+        var offset = reader.dataStart
         var entries: [ScannedEntry] = []
-        while offset < bytes.count {
-            switch RecordView.parse(bytes, at: offset) {
+        while offset < reader.bytes.count {
+            switch reader.record(at: offset) {
             case .failure(let failure):
                 outcome.damage = (offset, failure.reason)
                 return outcome
@@ -108,7 +112,7 @@ enum SegmentScanner {
                 entries.append(ScannedEntry(
                     kind: record.kind, table: record.table, key: record.key,
                     location: Location(segment: segmentID, offset: UInt32(offset), size: UInt32(record.size)),
-                    sequence: record.sequence))
+                    sequence: record.sequence, encoded: record.encoded))
                 if record.kind == .put {
                     outcome.rawValueBytes += record.rawLength
                     outcome.storedValueBytes += record.storedValue.count
@@ -125,11 +129,17 @@ enum SegmentScanner {
     /// After damage at `damageOffset` in the newest segment: is there an intact commit
     /// record further on whose durable watermark lies beyond `committedEnd`? If so the
     /// damaged bytes had been synced, so a crash cannot explain them: it is corruption.
-    static func syncedDataFollows(_ bytes: UnsafeRawBufferPointer, damageOffset: Int, committedEnd: Int) -> Bool {
+    static func syncedDataFollows(_ reader: SegmentReader, damageOffset: Int, committedEnd: Int) -> Bool {
+        let bytes = reader.bytes
+        // A commit record's size in the file, and (plain) its kind byte, rule out most offsets
+        // before anything is checked or opened.
+        let commitSize = RecordFormat.commitRecordSize + (reader.cipher == nil ? 0 : Frame.overhead)
         var offset = align8(damageOffset + 1)
-        while offset + RecordFormat.commitRecordSize <= bytes.count {
-            if bytes[offset + 4] == RecordKind.commit.rawValue,
-               case .success(let record) = RecordView.parse(bytes, at: offset),
+        while offset + commitSize <= bytes.count {
+            let candidate = reader.cipher == nil
+                ? bytes[offset + 4] == RecordKind.commit.rawValue
+                : Frame.plainLength(bytes, at: offset) == RecordFormat.commitRecordSize
+            if candidate, case .success(let record) = reader.record(at: offset), record.kind == .commit,
                record.commitDurableWatermark > UInt64(committedEnd) {
                 return true
             }

@@ -17,6 +17,8 @@ struct Recovered {
     var activeID: UInt32
     var activeSize: Int
     var activeRegion: MappedRegion
+    /// The active segment's cipher (encrypted store).
+    var activeCipher: FileCipher?
     /// The number the next new segment file takes.
     var nextFileNumber: UInt32
     /// The segments as MANIFEST lists them (written already, unless the open was read-only).
@@ -29,6 +31,8 @@ private struct FoundSegment {
     var size: Int
     var region: MappedRegion
     var info: SegmentHeader.Info
+    /// The file's cipher (encrypted store).
+    var cipher: FileCipher?
     /// A newest segment whose header never reached the disk (crash right after creation).
     var tornCreation: Bool
 }
@@ -58,16 +62,20 @@ extension Store {
     static func recover(path: String, options: StoreOptions) throws -> Recovered {
         let fs = options.fileSystem
         let writable = !options.readOnly
+        let cipher = options.cipher
+        let dataStart = SegmentReader.dataStart(encrypted: cipher != nil)
         let names = try fs.listDirectory(path)
+        let allNumbers = names.compactMap(parseSegmentName).sorted()
+        try checkKey(path: path, names: names, segments: allNumbers, cipher: cipher, fileSystem: fs)
         if writable {
             // Unfinished hint files, markers and compaction outputs.
             for name in names where name.hasSuffix(".tmp") { try fs.remove(path + "/" + name) }
         }
-        let allNumbers = names.compactMap(parseSegmentName).sorted()
-        let manifest = try readManifest(path: path, names: names, fileSystem: fs)
+        let manifest = try readManifest(path: path, names: names, cipher: cipher, fileSystem: fs)
         var numbers = allNumbers
         if let manifest {
-            numbers = try checkAgainstManifest(manifest, numbers: allNumbers, path: path, writable: writable, fileSystem: fs)
+            numbers = try checkAgainstManifest(manifest, numbers: allNumbers, path: path, writable: writable,
+                                               cipher: cipher, fileSystem: fs)
         }
         if writable {
             // A hint whose segment is gone (a crash between deleting a compacted segment and
@@ -77,7 +85,7 @@ extension Store {
                 try fs.remove(path + "/" + name)
             }
         }
-        let marker = try readMarker(path: path, names: names, fileSystem: fs)
+        let marker = try readMarker(path: path, names: names, cipher: cipher, fileSystem: fs)
 
         var directory = KeyDirectory()
         var space: [UInt32: SegmentSpace] = [:]
@@ -89,18 +97,19 @@ extension Store {
             }
             guard writable else {
                 return Recovered(directory: directory, space: space, activeFile: nil, activeID: 0, activeSize: 0,
-                                 activeRegion: MappedRegion(base: nil, length: 0), nextFileNumber: 1, manifest: Manifest())
+                                 activeRegion: MappedRegion(base: nil, length: 0), activeCipher: nil,
+                                 nextFileNumber: 1, manifest: Manifest())
             }
-            let file = try createSegment(path: path, id: 1, fileSystem: fs)
-            let region = try file.map(length: activeMappingLength(forSize: SegmentHeader.size, segmentSize: options.segmentSize))
-            directory.active = SegmentView(id: 1, region: region, length: SegmentHeader.size)
-            space[1] = SegmentSpace(diskBytes: SegmentHeader.size, sealed: false)
+            let (file, fileCipher) = try createSegment(path: path, id: 1, cipher: cipher, fileSystem: fs)
+            let region = try file.map(length: activeMappingLength(forSize: dataStart, segmentSize: options.segmentSize))
+            directory.active = SegmentView(id: 1, region: region, length: dataStart, cipher: fileCipher)
+            space[1] = SegmentSpace(diskBytes: dataStart, sealed: false)
             var created = Manifest()
             created.entries[1] = Manifest.Entry(kind: .log, sealedLength: nil)
-            try writeManifest(created, path: path, fileSystem: fs)
+            try writeManifest(created, path: path, cipher: cipher, fileSystem: fs)
             if marker != nil { try removeMarker(path: path, fileSystem: fs) }
             return Recovered(directory: directory, space: space, activeFile: file, activeID: 1,
-                             activeSize: SegmentHeader.size, activeRegion: region,
+                             activeSize: dataStart, activeRegion: region, activeCipher: fileCipher,
                              nextFileNumber: max(2, (allNumbers.last ?? 0) &+ 1), manifest: created)
         }
         if writable, newestNumber == .max {
@@ -126,24 +135,24 @@ extension Store {
             }
             let region = try file.map(length: size)
             let bytes = region.bytes(at: 0, count: size, limit: size) ?? UnsafeRawBufferPointer(start: nil, count: 0)
-            switch SegmentHeader.read(bytes, number: number) {
-            case .success(let info):
+            switch SegmentHeader.read(file: bytes, number: number, cipher: cipher) {
+            case .success(let (info, fileCipher)):
                 if let listed = manifest?.entries[number], listed.kind != info.kind {
                     throw StoreError.corrupted(segment: segmentName(number), offset: 16,
                                                reason: "segment is a \(info.kind) segment but MANIFEST lists a \(listed.kind) segment of that number (replaced file)")
                 }
-                found.append(FoundSegment(number: number, size: size, region: region, info: info, tornCreation: false))
+                found.append(FoundSegment(number: number, size: size, region: region, info: info, cipher: fileCipher, tornCreation: false))
             case .failure(.version(let version)):
                 throw StoreError.formatVersion(found: Int(version), supported: Int(SegmentHeader.formatVersion))
             case .failure(let problem):
                 // A crash between creating a segment and syncing its header leaves at most the
                 // header's 32 bytes, in the newest file; anything else had a synced header.
-                guard number == newestNumber, size <= SegmentHeader.size, marker == nil else {
+                guard number == newestNumber, size <= dataStart, marker == nil else {
                     throw StoreError.corrupted(segment: segmentName(number), offset: 0, reason: problem.reason)
                 }
                 found.append(FoundSegment(number: number, size: size, region: region,
                                           info: .init(kind: .log, position: ReplayPosition(major: number, minor: 0)),
-                                          tornCreation: true))
+                                          cipher: nil, tornCreation: true))
             }
         }
         found.sort { $0.info.position < $1.info.position }
@@ -151,7 +160,7 @@ extension Store {
             throw StoreError.corrupted(segment: segmentName(found.last!.number), offset: 0,
                                        reason: "the newest segment in replay order is not a log segment")
         }
-        if manifest == nil, let listed = found.first(where: { $0.info.version >= 2 && !($0.number == active.number && $0.size <= SegmentHeader.size) }) {
+        if manifest == nil, let listed = found.first(where: { $0.info.version >= 2 && !($0.number == active.number && $0.size <= dataStart) }) {
             // Every segment of format version 2 is named by a MANIFEST, written before anything
             // is committed to it; only a new segment still empty can predate its manifest.
             throw StoreError.corrupted(
@@ -166,7 +175,7 @@ extension Store {
         for segment in found.dropLast() {
             var segmentSpace = SegmentSpace(diskBytes: segment.size, sealed: true, kind: segment.info.kind,
                                             position: segment.info.position)
-            lastSequence = try loadSealed(segment, path: path, writable: writable, previousSequence: lastSequence,
+            lastSequence = try loadSealed(segment, path: path, writable: writable, previousSequence: lastSequence, cipher: cipher,
                                           directory: &directory, space: &space, segmentSpace: &segmentSpace, fileSystem: fs)
             // A compacted segment stands for every transaction of the segments it replaced,
             // even those it dropped: the store's sequence never goes back past them.
@@ -177,7 +186,7 @@ extension Store {
                 reliedOn = (segment.info.reliesOnSequence, segment.number)
             }
             space[segment.number] = mergeSpace(space[segment.number], segmentSpace)
-            directory.setSealed(SegmentView(id: segment.number, region: segment.region, length: segment.size))
+            directory.setSealed(SegmentView(id: segment.number, region: segment.region, length: segment.size, cipher: segment.cipher))
         }
 
         // The newest log segment: the one a crash can have torn.
@@ -191,18 +200,21 @@ extension Store {
         var region = try file.map(length: activeMappingLength(forSize: size, segmentSize: options.segmentSize))
         var segmentSpace = SegmentSpace(diskBytes: size, sealed: false)
         var validLength: Int
+        var activeCipher = active.cipher
         if active.tornCreation {
             if writable {
+                let start = try SegmentHeader.fileStart(SegmentHeader.encode(number: id), cipher: cipher)
                 try file.truncate(to: 0)
-                try file.write(SegmentHeader.encode(number: id), at: 0)
+                try file.write(start.bytes, at: 0)
                 try file.syncData()
-                size = SegmentHeader.size
+                activeCipher = start.cipher
+                size = dataStart
                 region = try file.map(length: activeMappingLength(forSize: size, segmentSize: options.segmentSize))
             }
-            validLength = writable ? SegmentHeader.size : 0
+            validLength = writable ? dataStart : 0
         } else {
-            let bytes = region.bytes(at: 0, count: size, limit: size)!
-            let outcome = SegmentScanner.scan(bytes, segmentID: id, previousSequence: lastSequence) { entries, _ in
+            let reader = SegmentReader(region.bytes(at: 0, count: size, limit: size)!, cipher: active.cipher)
+            let outcome = SegmentScanner.scan(reader, segmentID: id, previousSequence: lastSequence) { entries, _ in
                 for entry in entries { apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace) }
             }
             if let damage = outcome.damage {
@@ -210,7 +222,7 @@ extension Store {
                     throw StoreError.corrupted(segment: name, offset: damage.offset,
                                                reason: damage.reason + " (the store was closed cleanly, so this is damage, not a torn write)")
                 }
-                if SegmentScanner.syncedDataFollows(bytes, damageOffset: damage.offset, committedEnd: outcome.committedEnd) {
+                if SegmentScanner.syncedDataFollows(reader, damageOffset: damage.offset, committedEnd: outcome.committedEnd) {
                     throw StoreError.corrupted(segment: name, offset: damage.offset,
                                                reason: damage.reason + " (inside data that had been synced)")
                 }
@@ -244,7 +256,7 @@ extension Store {
         }
         segmentSpace.diskBytes = writable ? size : originalSize
         space[id] = mergeSpace(space[id], segmentSpace)
-        directory.active = SegmentView(id: id, region: region, length: validLength)
+        directory.active = SegmentView(id: id, region: region, length: validLength, cipher: activeCipher)
         directory.sequence = lastSequence
         var loaded = Manifest()
         for segment in found.dropLast() {
@@ -256,33 +268,34 @@ extension Store {
             // write a crash interrupted): list its segments now, then mark the active segment
             // version 2, so that older builds, which would not keep the manifest current,
             // refuse the store instead of writing to it.
-            try writeManifest(loaded, path: path, fileSystem: fs)
+            try writeManifest(loaded, path: path, cipher: cipher, fileSystem: fs)
             if active.info.version < SegmentHeader.formatVersion && !active.tornCreation {
-                try file.write(SegmentHeader.encode(number: id), at: 0)
+                let header = try SegmentHeader.rewritten(SegmentHeader.encode(number: id), cipher: activeCipher)
+                try file.write(header.bytes, at: header.offset)
                 try file.syncData()
             }
         }
         keepFile = writable
         let newestFile = allNumbers.last ?? newestNumber
         return Recovered(directory: directory, space: space, activeFile: writable ? file : nil, activeID: id,
-                         activeSize: validLength, activeRegion: region, nextFileNumber: newestFile == .max ? .max : newestFile + 1,
-                         manifest: manifest ?? loaded)
+                         activeSize: validLength, activeRegion: region, activeCipher: activeCipher,
+                         nextFileNumber: newestFile == .max ? .max : newestFile + 1, manifest: manifest ?? loaded)
     }
 
     /// Loads a sealed log segment or a compacted segment into the index, from its hint file
     /// when that is valid, otherwise by scanning it (and then writing a new hint). Returns
     /// the newest sequence seen so far.
     private static func loadSealed(_ segment: FoundSegment, path: String, writable: Bool, previousSequence: UInt64,
-                                   directory: inout KeyDirectory, space: inout [UInt32: SegmentSpace],
+                                   cipher: StoreCipher?, directory: inout KeyDirectory, space: inout [UInt32: SegmentSpace],
                                    segmentSpace: inout SegmentSpace, fileSystem fs: any FileSystem) throws -> UInt64 {
         let id = segment.number, size = segment.size
         let ordered = segment.info.kind == .log
         var lastSequence = previousSequence
         var usedHint = false
-        if let hintBytes = loadHintBytes(path: path, id: id, fileSystem: fs) {
+        if let hintBytes = loadHintBytes(path: path, id: id, cipher: cipher, fileSystem: fs) {
             hintBytes.withUnsafeBytes { raw in
-                guard let hint = HintFile.decode(raw, segmentID: id, segmentLength: size,
-                                                 previousSequence: previousSequence, ordered: ordered) else { return }
+                guard let hint = HintFile.decode(raw, segmentID: id, segmentLength: size, previousSequence: previousSequence,
+                                                 ordered: ordered, dataStart: SegmentReader.dataStart(encrypted: cipher != nil)) else { return }
                 for entry in hint.entries { apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace) }
                 lastSequence = max(previousSequence, hint.lastSequence)
                 segmentSpace.rawValueBytes = hint.rawValueBytes
@@ -292,16 +305,16 @@ extension Store {
         }
         if usedHint { return lastSequence }
 
-        let bytes = segment.region.bytes(at: 0, count: size, limit: size)!
+        let reader = SegmentReader(segment.region.bytes(at: 0, count: size, limit: size)!, cipher: segment.cipher)
         var hintEntries: [ScannedEntry] = []
         let outcome: ScanOutcome
         if ordered {
-            outcome = SegmentScanner.scan(bytes, segmentID: id, previousSequence: previousSequence) { entries, _ in
+            outcome = SegmentScanner.scan(reader, segmentID: id, previousSequence: previousSequence) { entries, _ in
                 for entry in entries { apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace) }
                 hintEntries.append(contentsOf: entries)
             }
         } else {
-            outcome = SegmentScanner.scanCompacted(bytes, segmentID: id) { entries in
+            outcome = SegmentScanner.scanCompacted(reader, segmentID: id) { entries in
                 for entry in entries { apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace) }
                 hintEntries = entries
             }
@@ -316,7 +329,7 @@ extension Store {
             let hint = HintFile.encode(segmentID: id, segmentLength: size, entries: hintEntries,
                                        lastSequence: outcome.lastSequence, rawValueBytes: outcome.rawValueBytes,
                                        storedValueBytes: outcome.storedValueBytes)
-            try? writeHint(path: path, id: id, bytes: hint, fileSystem: fs)
+            try? writeHint(path: path, id: id, bytes: hint, cipher: cipher, fileSystem: fs)
         }
         return max(previousSequence, outcome.lastSequence)
     }
@@ -354,15 +367,15 @@ extension Store {
     /// The MANIFEST, or nil if the store has none (a new store, or one written before
     /// manifests existed). A damaged one is corruption: it cannot be rebuilt from the
     /// segments, which is the point of it.
-    private static func readManifest(path: String, names: [String], fileSystem fs: any FileSystem) throws -> Manifest? {
+    private static func readManifest(path: String, names: [String], cipher: StoreCipher?, fileSystem fs: any FileSystem) throws -> Manifest? {
         guard names.contains(Manifest.fileName) else { return nil }
         let file = try fs.openFile(path + "/" + Manifest.fileName, create: false, readOnly: true)
         defer { file.close() }
         let size = try file.size()
-        guard size <= Manifest.headerSize + Manifest.entrySize * Int(UInt32.max) + 4 else {
+        guard size <= Manifest.headerSize + Manifest.entrySize * Int(UInt32.max) + 4 + EncryptedFile.preambleSize + Frame.overhead else {
             throw StoreError.corrupted(segment: Manifest.fileName, offset: 0, reason: "manifest is implausibly large")
         }
-        switch Manifest.decode(try file.readAll()) {
+        switch Manifest.decode(try openSmallFile(try file.readAll(), name: Manifest.fileName, kind: .manifest, cipher: cipher)) {
         case .success(let manifest): return manifest
         case .failure(let problem):
             throw StoreError.corrupted(segment: Manifest.fileName, offset: problem.offset,
@@ -376,7 +389,7 @@ extension Store {
     /// new log segment (header only) a roll created before the manifest named it — and is
     /// removed (writable) or ignored. Returns the numbers of the segments to load.
     private static func checkAgainstManifest(_ manifest: Manifest, numbers: [UInt32], path: String, writable: Bool,
-                                             fileSystem fs: any FileSystem) throws -> [UInt32] {
+                                             cipher: StoreCipher?, fileSystem fs: any FileSystem) throws -> [UInt32] {
         let present = Set(numbers)
         for number in manifest.entries.keys.sorted() where !present.contains(number) {
             let what = manifest.entries[number]!.sealedLength.map { "a sealed \(manifest.entries[number]!.kind) segment of \($0) bytes" } ?? "the active segment"
@@ -390,13 +403,14 @@ extension Store {
                 let file = try fs.openFile(path + "/" + segmentName(number), create: false, readOnly: true)
                 defer { file.close() }
                 let size = try file.size()
-                let header = try file.read(count: SegmentHeader.size, at: 0)
+                let dataStart = SegmentReader.dataStart(encrypted: cipher != nil)
+                let header = try file.read(count: dataStart, at: 0)
                 let compacted = header.withUnsafeBytes { raw -> Bool in
-                    if case .success(let info) = SegmentHeader.read(raw, number: number) { return info.kind == .compacted }
+                    if case .success(let found) = SegmentHeader.read(file: raw, number: number, cipher: cipher) { return found.info.kind == .compacted }
                     return false
                 }
-                guard compacted || size <= SegmentHeader.size else {
-                    throw StoreError.corrupted(segment: segmentName(number), offset: SegmentHeader.size,
+                guard compacted || size <= dataStart else {
+                    throw StoreError.corrupted(segment: segmentName(number), offset: dataStart,
                                                reason: "log segment holds data but MANIFEST, whose active segment is \(segmentName(active)), does not list it")
                 }
             }
@@ -412,28 +426,30 @@ extension Store {
         return numbers.filter { manifest.entries[$0] != nil }
     }
 
-    private static func readMarker(path: String, names: [String], fileSystem fs: any FileSystem) throws -> CleanShutdown.Marker? {
+    private static func readMarker(path: String, names: [String], cipher: StoreCipher?, fileSystem fs: any FileSystem) throws -> CleanShutdown.Marker? {
         guard names.contains(CleanShutdown.fileName) else { return nil }
         let file = try fs.openFile(path + "/" + CleanShutdown.fileName, create: false, readOnly: true)
         let bytes = try file.readAll()
         file.close()
-        guard let decoded = CleanShutdown.decode(bytes) else {
+        guard let decoded = CleanShutdown.decode(try openSmallFile(bytes, name: CleanShutdown.fileName, kind: .cleanMarker, cipher: cipher)) else {
             throw StoreError.corrupted(segment: CleanShutdown.fileName, offset: 0,
                                        reason: "clean-shutdown marker is damaged (delete it to open the store as after a crash)")
         }
         return decoded
     }
 
-    /// The bytes of segment `id`'s hint file, or nil if there is none readable.
-    private static func loadHintBytes(path: String, id: UInt32, fileSystem fs: any FileSystem) -> [UInt8]? {
+    /// The bytes of segment `id`'s hint file, or nil if there is none readable (or, in an
+    /// encrypted store, none that opens: a hint is a cache, the segment is scanned instead).
+    private static func loadHintBytes(path: String, id: UInt32, cipher: StoreCipher?, fileSystem fs: any FileSystem) -> [UInt8]? {
         let hintPath = path + "/" + hintName(id)
         guard fs.fileExists(hintPath), let file = try? fs.openFile(hintPath, create: false, readOnly: true) else { return nil }
         defer { file.close() }
-        return try? file.readAll()
+        guard let bytes = try? file.readAll() else { return nil }
+        return try? openSmallFile(bytes, name: hintName(id), kind: .hint, cipher: cipher)
     }
 
-    static func writeHint(path: String, id: UInt32, bytes: [UInt8], fileSystem fs: any FileSystem) throws {
-        try writeFileAtomically(directory: path, name: hintName(id), bytes: bytes, fileSystem: fs)
+    static func writeHint(path: String, id: UInt32, bytes: [UInt8], cipher: StoreCipher?, fileSystem fs: any FileSystem) throws {
+        try writeFileAtomically(directory: path, name: hintName(id), bytes: try sealSmallFile(bytes, kind: .hint, cipher: cipher), fileSystem: fs)
     }
 
     /// Writes `bytes` to `name` through a temporary file, sync and rename, then syncs the
@@ -458,13 +474,14 @@ extension Store {
     /// Creates log segment `id`: header written and synced under a `.tmp` name, then
     /// renamed and the directory synced, so a segment file never exists without its header
     /// (even beside a compaction publishing higher-numbered files at the same moment).
-    static func createSegment(path: String, id: UInt32, fileSystem fs: any FileSystem) throws -> any StorageFile {
+    static func createSegment(path: String, id: UInt32, cipher: StoreCipher?, fileSystem fs: any FileSystem) throws -> (file: any StorageFile, cipher: FileCipher?) {
         let final = path + "/" + segmentName(id), temporary = final + ".tmp"
+        let start = try SegmentHeader.fileStart(SegmentHeader.encode(number: id), cipher: cipher)
         do {
             let file = try fs.openFile(temporary, create: true, readOnly: false)
             defer { file.close() }
             try file.truncate(to: 0)
-            try file.write(SegmentHeader.encode(number: id), at: 0)
+            try file.write(start.bytes, at: 0)
             try file.syncData()
             try fs.rename(temporary, to: final)
             try fs.syncDirectory(path)
@@ -473,7 +490,7 @@ extension Store {
             try? fs.remove(final)
             throw error
         }
-        return try fs.openFile(final, create: false, readOnly: false)
+        return (try fs.openFile(final, create: false, readOnly: false), start.cipher)
     }
 
     private static func removeMarker(path: String, fileSystem fs: any FileSystem) throws {

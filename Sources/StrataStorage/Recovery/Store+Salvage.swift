@@ -76,6 +76,7 @@ extension Store {
         defer { lock.unlock() }
 
         var report = SalvageReport()
+        let cipher = options.cipher
         // key → (sequence, value or nil for a delete)
         var newest: [TableKey: (sequence: UInt64, value: [UInt8]?)] = [:]
         var logSequences: [UInt64] = []
@@ -92,7 +93,7 @@ extension Store {
             }
             report.segments += 1
             bytes.withUnsafeBytes { raw in
-                salvageSegment(raw, name: name, number: number, report: &report, compactedThrough: &compactedThrough) { kind, table, key, value, sequence, fromLog in
+                salvageSegment(raw, name: name, number: number, cipher: cipher, report: &report, compactedThrough: &compactedThrough) { kind, table, key, value, sequence, fromLog in
                     let entry = TableKey(table: table, key: Array(key))
                     if let known = newest[entry], known.sequence > sequence { return }
                     newest[entry] = (sequence, kind == .put ? value : nil)
@@ -102,6 +103,12 @@ extension Store {
                     logSequences.append(sequence)
                 }
             }
+        }
+        if report.segments > 0, report.unreadableFiles.count == report.segments,
+           report.unreadableFiles.allSatisfy({ $0.hasSuffix(Store.keyRefusal) }) {
+            throw StoreError.wrongKey(cipher == nil
+                ? "every segment of \(path) is encrypted and no encryption key was given"
+                : "the key opens no segment of \(path)")
         }
         report.lastSequence = lastSequence
         // Transactions a compaction replaced are gone by design: only gaps above count.
@@ -156,20 +163,40 @@ extension Store {
 
     /// Hands over the intact records of one segment: whole transactions of a log segment,
     /// every record of a compacted one. Damage is skipped eight bytes at a time.
-    private static func salvageSegment(_ bytes: UnsafeRawBufferPointer, name: String, number: UInt32, report: inout SalvageReport,
-                                       compactedThrough: inout UInt64,
+    /// The end of an unreadable-file entry that says the key (or its absence) does not fit.
+    private static let keyRefusal = "(the encryption key does not fit this file)"
+
+    private static func salvageSegment(_ bytes: UnsafeRawBufferPointer, name: String, number: UInt32, cipher: StoreCipher?,
+                                       report: inout SalvageReport, compactedThrough: inout UInt64,
                                        record: (RecordKind, UInt32, UnsafeRawBufferPointer, [UInt8]?, UInt64, Bool) -> Void,
                                        transaction: (UInt64) -> Void) {
+        // An encrypted segment's key comes from its preamble alone, so records stay readable
+        // when the header's frame is damaged; without the preamble nothing is.
+        var fileCipher: FileCipher?
+        switch cipher.map({ $0.check(bytes, kind: .segment) }) {
+        case nil where EncryptedFile.hasMagic(bytes):
+            report.unreadableFiles.append("\(name): encrypted, and no key was given \(keyRefusal)")
+            return
+        case nil: break
+        case .encrypted(let found)?: fileCipher = found
+        case .otherKey?:
+            report.unreadableFiles.append("\(name): encrypted with another key, or its preamble is damaged \(keyRefusal)")
+            return
+        case .notEncrypted?:
+            report.unreadableFiles.append("\(name): not encrypted, but the store is \(keyRefusal)")
+            return
+        }
+        let reader = SegmentReader(bytes, cipher: fileCipher)
         var kind = SegmentKind.log
-        var offset = SegmentHeader.size
-        switch SegmentHeader.read(bytes, number: number) {
-        case .success(let info):
-            kind = info.kind
-            if kind == .compacted { compactedThrough = max(compactedThrough, info.coversThroughSequence) }
+        var offset = reader.dataStart
+        switch SegmentHeader.read(file: bytes, number: number, cipher: cipher) {
+        case .success(let found):
+            kind = found.info.kind
+            if kind == .compacted { compactedThrough = max(compactedThrough, found.info.coversThroughSequence) }
         case .failure(let problem):
             // Without a header, guess from the records: commit records mean a log segment.
-            report.damage.append(.init(file: name, offset: 0, length: min(bytes.count, SegmentHeader.size), reason: "segment header: \(problem.reason)"))
-            if bytes.count < SegmentHeader.size { return }
+            report.damage.append(.init(file: name, offset: 0, length: min(bytes.count, offset), reason: "segment header: \(problem.reason)"))
+            if bytes.count < offset { return }
         }
         var pending: [(RecordKind, UInt32, UnsafeRawBufferPointer, [UInt8]?, UInt64)] = []
         var pendingSequence: UInt64 = 0
@@ -186,7 +213,7 @@ extension Store {
             pending.removeAll()
         }
         while offset + RecordFormat.headerSize <= bytes.count {
-            switch RecordView.parse(bytes, at: offset) {
+            switch reader.record(at: offset) {
             case .failure(let failure):
                 if damageStart == nil {
                     // Zeros after the last record are an unwritten tail, not damage.

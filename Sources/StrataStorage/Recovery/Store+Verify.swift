@@ -74,28 +74,24 @@ extension Store {
                     continue
                 }
             }
-            guard let view = directory.segment(number),
-                  let bytes = view.region.bytes(at: 0, count: view.length, limit: view.length) else {
+            guard let view = directory.segment(number), let reader = view.reader() else {
                 report.problems.append(VerificationProblem(segment: name, offset: 0, reason: "segment is not readable"))
                 continue
             }
             report.segmentsChecked += 1
-            switch SegmentHeader.read(bytes, number: number) {
-            case .failure(let problem):
+            if case .failure(let problem) = SegmentHeader.read(file: reader.bytes, number: number, cipher: storeCipher) {
                 report.problems.append(VerificationProblem(segment: name, offset: 0, reason: problem.reason))
                 continue
-            case .success:
-                break
             }
             var records = 0
             let outcome: ScanOutcome
             if space.kind == .compacted {
-                outcome = SegmentScanner.scanCompacted(bytes, segmentID: number) { entries in
+                outcome = SegmentScanner.scanCompacted(reader, segmentID: number) { entries in
                     records += entries.count
                     replay(entries)
                 }
             } else {
-                outcome = SegmentScanner.scan(bytes, segmentID: number, previousSequence: previousSequence) { entries, _ in
+                outcome = SegmentScanner.scan(reader, segmentID: number, previousSequence: previousSequence) { entries, _ in
                     records += entries.count + 1
                     replay(entries)
                 }
@@ -136,11 +132,11 @@ extension Store {
                 // The replay must agree (a compaction's copy carries its original's sequence).
                 guard unreadable.isEmpty else { return }
                 let expected = replayed[table]?.removeValue(forKey: key)
-                guard let record = try? directory.readRecord(at: location) else { return }
-                if let expected, expected.sequence != record.sequence {
+                guard let sequence = try? directory.withRecord(at: location, { $0.sequence }) else { return }
+                if let expected, expected.sequence != sequence {
                     mismatch(VerificationProblem(
                         segment: segmentName(expected.segment), offset: 0,
-                        reason: "the index holds key \(describe(key)) of table \(table) at sequence \(record.sequence) (\(segmentName(location.segment))), but the segments replay it to sequence \(expected.sequence) here: the index disagrees with the segment (a hint file that does not match it)"))
+                        reason: "the index holds key \(describe(key)) of table \(table) at sequence \(sequence) (\(segmentName(location.segment))), but the segments replay it to sequence \(expected.sequence) here: the index disagrees with the segment (a hint file that does not match it)"))
                 } else if expected == nil {
                     mismatch(VerificationProblem(
                         segment: segmentName(location.segment), offset: Int(location.offset),

@@ -91,3 +91,6 @@ func assertSame(_ actual: Model, _ expected: Model, _ context: @autoclosure () -
     }
     XCTFail("contents differ (\(differences.count) keys): \(differences.prefix(5).joined(separator: "; ")), \(context())", file: file, line: line)
 }
+
+/// The 64-byte key of the encrypted-store tests.
+let testEncryptionKey = Data((0 ..< 64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
