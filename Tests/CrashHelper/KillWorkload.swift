@@ -2,10 +2,13 @@
 // test (which rebuilds the expected state of any sequence from it). Transaction `s`
 // writes values derived from `s` alone, so the state after commit m is a pure function of m.
 
+import Foundation
 import StrataStorage
 
 enum KillWorkload {
     static let keys = 37
+    /// The key of the encrypted rounds.
+    static let encryptionKey = Data((0 ..< 64).map { UInt8(truncatingIfNeeded: $0 &* 29 &+ 3) })
 
     /// The operations of transaction `sequence`: (table, key, value or nil for delete).
     static func operations(of sequence: UInt64) -> [(UInt32, [UInt8], [UInt8]?)] {

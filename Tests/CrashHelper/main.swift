@@ -2,9 +2,10 @@
 // given on the command line and commits KillWorkload transactions forever, printing
 // "ack <sequence>" after each commit returns, until the parent kills it.
 //
-//   strata-crash-helper <directory> <full|normal|none> <segment-size> [compact]
+//   strata-crash-helper <directory> <full|normal|none> <segment-size> [compact] [encrypted]
 //
-// With `compact`, automatic compaction runs at every opportunity, so kills land in it.
+// With `compact`, automatic compaction runs at every opportunity, so kills land in it; with
+// `encrypted`, the store is encrypted with KillWorkload.encryptionKey.
 
 #if canImport(Glibc)
 import Glibc
@@ -18,14 +19,16 @@ func emit(_ line: String, to fd: Int32 = 1) {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 4 || arguments.count == 5, let segmentSize = Int(arguments[3]) else {
-    emit("usage: strata-crash-helper <directory> <full|normal|none> <segment-size> [compact]", to: 2)
+let flags = Set(arguments.dropFirst(4))
+guard arguments.count >= 4, let segmentSize = Int(arguments[3]), flags.isSubset(of: ["compact", "encrypted"]) else {
+    emit("usage: strata-crash-helper <directory> <full|normal|none> <segment-size> [compact] [encrypted]", to: 2)
     exit(2)
 }
 var options = StoreOptions()
 options.segmentSize = segmentSize
 options.durability = ["full": .full, "normal": .normal, "none": .none][arguments[2]] ?? .full
-if arguments.count == 5 && arguments[4] == "compact" {
+if flags.contains("encrypted") { options.encryptionKey = KillWorkload.encryptionKey }
+if flags.contains("compact") {
     var policy = CompactionPolicy()
     policy.minimumDeadBytes = 0
     policy.triggerDeadFraction = 0.05

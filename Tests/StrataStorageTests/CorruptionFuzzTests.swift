@@ -9,6 +9,23 @@ import XCTest
 @testable import StrataStorage
 
 final class CorruptionFuzzTests: XCTestCase {
+    /// Set by the encrypted variants: the stores are built and opened with this key.
+    private var encryptionKey: Data?
+
+    private var storeOptions: StoreOptions {
+        var opts = StoreOptions()
+        opts.encryptionKey = encryptionKey
+        return opts
+    }
+
+    /// The kind of the segment file `name` holds (nil if its header does not read).
+    private func kind(of name: String, _ data: Data) -> SegmentKind? {
+        guard let number = Store.parseSegmentName(name) else { return nil }
+        return data.withUnsafeBytes { raw in
+            try? SegmentHeader.read(file: raw, number: number, cipher: storeOptions.cipher).get().info.kind
+        }
+    }
+
     struct Pristine {
         var files: [String: Data]
         var models: [UInt64: Model]
@@ -22,6 +39,7 @@ final class CorruptionFuzzTests: XCTestCase {
         var opts = options(segmentSize: 8192)
         opts.compressionThreshold = 100
         opts.autoCompaction = .disabled
+        opts.encryptionKey = encryptionKey
         let store = try Store(directory: dir.url, options: opts)
         var model: Model = [:]
         var models: [UInt64: Model] = [0: [:]]
@@ -58,7 +76,7 @@ final class CorruptionFuzzTests: XCTestCase {
             files[name] = try Data(contentsOf: URL(fileURLWithPath: dir.path + "/" + name))
         }
         XCTAssertGreaterThanOrEqual(files.keys.filter { $0.hasSuffix(".hint") }.count, 2)
-        XCTAssertTrue(files.keys.contains { $0.hasSuffix(".seg") && files[$0]![16] == SegmentKind.compacted.rawValue },
+        XCTAssertTrue(files.keys.contains { kind(of: $0, files[$0]!) == .compacted },
                       "the pristine store includes compacted segments")
         return Pristine(files: files, models: models, last: last, older: older)
     }
@@ -91,9 +109,18 @@ final class CorruptionFuzzTests: XCTestCase {
     }
 
     func testDamagedFilesNeverTrapOrLie() throws {
+        try damagedFiles(seed: baseSeed &+ 301)
+    }
+
+    func testDamagedFilesOfAnEncryptedStoreNeverTrapOrLie() throws {
+        encryptionKey = testEncryptionKey
+        try damagedFiles(seed: baseSeed &+ 311)
+    }
+
+    private func damagedFiles(seed: UInt64) throws {
         let source = TemporaryDirectory("fuzz-src")
         let pristine = try buildPristine(in: source)
-        var rng = SplitMix64(seed: baseSeed &+ 301)
+        var rng = SplitMix64(seed: seed)
         let cases = 400 * fuzzScale
         var outcomes = ["open refused": 0, "read refused": 0, "all data intact": 0, "committed prefix (no clean marker)": 0]
         let names = pristine.files.keys.sorted()
@@ -113,7 +140,7 @@ final class CorruptionFuzzTests: XCTestCase {
 
             check(dir: dir, pristine: pristine, complete: clean, context: context, outcomes: &outcomes)
         }
-        print("corruption fuzz: \(cases) damaged stores: \(outcomes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+        print("corruption fuzz\(encryptionKey == nil ? "" : ", encrypted"): \(cases) damaged stores: \(outcomes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
     }
 
     /// Opens the damaged store in `dir`: it must be refused with `corrupted` naming a file, or
@@ -123,7 +150,7 @@ final class CorruptionFuzzTests: XCTestCase {
                        outcomes: inout [String: Int]) {
         let store: Store
         do {
-            store = try Store(directory: dir.url)
+            store = try Store(directory: dir.url, options: storeOptions)
         } catch let error as StoreError {
             outcomes["open refused", default: 0] += 1
             if case .corrupted(let segment, _, _) = error {
@@ -180,14 +207,23 @@ final class CorruptionFuzzTests: XCTestCase {
     /// store closed without `CLEAN` may lose data (as a crash would); anything else must open
     /// complete or be refused.
     func testWholeFileDamageNeverTrapsOrLies() throws {
+        try wholeFileDamage(seed: baseSeed &+ 302)
+    }
+
+    func testWholeFileDamageToAnEncryptedStoreNeverTrapsOrLies() throws {
+        encryptionKey = testEncryptionKey
+        try wholeFileDamage(seed: baseSeed &+ 312)
+    }
+
+    private func wholeFileDamage(seed: UInt64) throws {
         let source = TemporaryDirectory("fuzz-files-src")
         let pristine = try buildPristine(in: source)
-        var rng = SplitMix64(seed: baseSeed &+ 302)
+        var rng = SplitMix64(seed: seed)
         let cases = 200 * fuzzScale
         var outcomes: [String: Int] = [:]
         let names = pristine.files.keys.sorted()
         let segments = names.filter { $0.hasSuffix(".seg") }
-        let active = segments.filter { pristine.files[$0]![16] == SegmentKind.log.rawValue }.max()!
+        let active = segments.filter { kind(of: $0, pristine.files[$0]!) == .log }.max()!
         for n in 0 ..< cases {
             let dir = TemporaryDirectory("fuzz-files")
             let clean = n % 2 == 0
@@ -220,10 +256,13 @@ final class CorruptionFuzzTests: XCTestCase {
             default:
                 let victim = segments.randomElement(using: &rng)!
                 let data = pristine.files[victim]!
-                var boundaries: [Int] = [SegmentHeader.size]
+                var boundaries: [Int] = []
                 data.withUnsafeBytes { raw in
-                    var offset = SegmentHeader.size
-                    while offset < raw.count, case .success(let record) = RecordView.parse(raw, at: offset) {
+                    let reader = SegmentReader(raw, cipher: try? SegmentHeader.read(file: raw, number: Store.parseSegmentName(victim)!,
+                                                                                       cipher: storeOptions.cipher).get().cipher)
+                    var offset = reader.dataStart
+                    boundaries.append(offset)
+                    while offset < raw.count, case .success(let record) = reader.record(at: offset) {
                         offset += record.size
                         boundaries.append(offset)
                     }
@@ -237,6 +276,6 @@ final class CorruptionFuzzTests: XCTestCase {
             let context = "case \(n): \(what), clean marker \(clean)"
             check(dir: dir, pristine: pristine, complete: clean || !mayLoseData, context: context, outcomes: &outcomes)
         }
-        print("whole-file fuzz: \(cases) damaged stores: \(outcomes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+        print("whole-file fuzz\(encryptionKey == nil ? "" : ", encrypted"): \(cases) damaged stores: \(outcomes.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
     }
 }

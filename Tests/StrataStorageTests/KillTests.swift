@@ -29,7 +29,11 @@ final class KillTests: XCTestCase {
         try killRounds(durability: "full", rounds: 20 * fuzzScale, compacting: true)
     }
 
-    private func killRounds(durability: String, rounds: Int, compacting: Bool) throws {
+    func testSIGKILLOfAnEncryptedStoreNeverLosesAnAcknowledgedCommit() throws {
+        try killRounds(durability: "full", rounds: 20 * fuzzScale, compacting: true, encrypted: true)
+    }
+
+    private func killRounds(durability: String, rounds: Int, compacting: Bool, encrypted: Bool = false) throws {
         let dir = TemporaryDirectory("kill")
         var rng = SplitMix64(seed: baseSeed &+ 7)
         var finalSequence: UInt64 = 0
@@ -37,6 +41,7 @@ final class KillTests: XCTestCase {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: KillTests.helperPath)
             process.arguments = [dir.path, durability, compacting ? "4096" : "16384"] + (compacting ? ["compact"] : [])
+                + (encrypted ? ["encrypted"] : [])
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.standardError
@@ -54,7 +59,9 @@ final class KillTests: XCTestCase {
             while let line = reader.nextLine() {
                 if line.hasPrefix("ack "), let s = UInt64(line.dropFirst(4)) { acknowledged = max(acknowledged, s) }
             }
-            let store = try Store(directory: dir.url)
+            var opts = StoreOptions()
+            opts.encryptionKey = encrypted ? KillWorkload.encryptionKey : nil
+            let store = try Store(directory: dir.url, options: opts)
             let recovered = store.lastSequence
             finalSequence = recovered
             XCTAssertGreaterThanOrEqual(recovered, acknowledged, "\(durability) round \(round): an acknowledged commit was lost")
@@ -63,7 +70,7 @@ final class KillTests: XCTestCase {
             try store.close()
         }
         let compacted = compacting ? (try FileManager.default.contentsOfDirectory(atPath: dir.path)).count : 0
-        print("kill test \(durability)\(compacting ? " with auto-compaction" : ""): \(rounds) SIGKILL rounds, \(finalSequence) commits in the store at the end\(compacting ? ", \(compacted) files" : "")")
+        print("kill test \(durability)\(compacting ? " with auto-compaction" : "")\(encrypted ? ", encrypted" : ""): \(rounds) SIGKILL rounds, \(finalSequence) commits in the store at the end\(compacting ? ", \(compacted) files" : "")")
     }
 }
 
