@@ -231,6 +231,13 @@ public final class Store: @unchecked Sendable {
         return Snapshot(directory: directory, token: token)
     }
 
+    /// The key the store was opened with (``StoreOptions/encryptionKey``): for stores the
+    /// object layer keeps beside it, such as a migration's scratch store.
+    package var encryptionKey: Data? { options.encryptionKey }
+
+    /// The mode of the files the store creates (``StoreOptions/fileMode``).
+    package var fileMode: UInt16 { options.fileMode }
+
     /// The sequence number of the newest commit visible to readers.
     public var lastSequence: UInt64 {
         publishedLock.withLock { $0.directory.sequence }

@@ -105,6 +105,9 @@ public final class Migration {
 
     /// The scratch store that holds spilled new objects and the rewrite's key map.
     private let scratchDirectory: URL
+    /// The store's key and file mode, which the scratch store takes too.
+    private let encryptionKey: Data?
+    private let fileMode: UInt16
     private var scratch: Store?
     private var scratchSnapshot: Snapshot?
     /// Scratch table numbers per type name.
@@ -128,6 +131,8 @@ public final class Migration {
             clearedTypes.insert(old.className)
         }
         scratchDirectory = store.directory.appendingPathComponent(Migration.scratchName, isDirectory: true)
+        encryptionKey = store.encryptionKey
+        fileMode = store.fileMode
         // Left by a migration a crash interrupted; never part of the store's state.
         if FileManager.default.fileExists(atPath: scratchDirectory.path) {
             do {
@@ -403,6 +408,9 @@ public final class Migration {
         var options = StoreOptions()
         options.durability = .none
         options.autoCompaction = .disabled
+        // It holds the app's objects: as protected as the store it serves.
+        options.encryptionKey = encryptionKey
+        options.fileMode = fileMode
         let opened = try Store(directory: scratchDirectory, options: options)
         scratch = opened
         return opened

@@ -41,6 +41,17 @@ extension Realm {
             get { storeOptions.logger }
             set { storeOptions.logger = newValue }
         }
+        /// Encrypts the realm's files at rest: 64 bytes (as Realm's key), or nil for a plain
+        /// store (the default); the same as `storeOptions.encryptionKey`. Every file is
+        /// encrypted and authenticated with AES-256-GCM; opening with another key, no key for
+        /// an encrypted realm, or a key for a plain one throws
+        /// `RealmError.storage(.wrongKey(_:))`, and a key of another size
+        /// `RealmError.storage(.invalidArgument(_:))`. A realm is created encrypted or plain
+        /// and stays so. Keep the key outside the store (a keychain or secrets manager).
+        public var encryptionKey: Data? {
+            get { storeOptions.encryptionKey }
+            set { storeOptions.encryptionKey = newValue }
+        }
         /// Non-nil: the realm lives in memory (tmpfs when available) under this name, shared
         /// by every realm of the process with the same identifier, and is gone when the last closes.
         public var inMemoryIdentifier: String?

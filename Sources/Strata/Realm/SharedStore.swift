@@ -76,6 +76,13 @@ final class SharedStore: @unchecked Sendable {
         let declared = try declaredSchema(configuration)
         return try registry.withLock { registry in
             if let existing = registry[identity] {
+                // The store is open already: the key is checked against the one it was opened
+                // with, as a fresh open would check it against the files.
+                if existing.store.store.encryptionKey != configuration.encryptionKey {
+                    throw RealmError.storage(.wrongKey(configuration.encryptionKey == nil
+                        ? "the realm at \(identity) is open with an encryption key and none was given"
+                        : "the realm at \(identity) is open with \(existing.store.store.encryptionKey == nil ? "no encryption key" : "another encryption key")"))
+                }
                 let bound = try existing.store.bind(declared, configuration: configuration)
                 registry[identity] = (existing.store, existing.realms + 1)
                 return (existing.store, bound)
