@@ -136,3 +136,45 @@ extension StoreOptions {
     /// The store's cipher, when ``encryptionKey`` is set.
     var cipher: StoreCipher? { encryptionKey.map { StoreCipher(key: Array($0)) } }
 }
+
+extension StoreOptions {
+    /// Reads an encryption key from a file, as `strata --key-file` does: the file holds the
+    /// 64 bytes themselves, or them as 128 hexadecimal digits (whitespace around them ignored).
+    ///
+    /// - Throws: ``StoreError/invalidArgument(_:)`` naming the file when it cannot be read or
+    ///   holds anything else.
+    public static func encryptionKey(contentsOf path: String) throws -> Data {
+        let contents: Data
+        do {
+            contents = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw StoreError.invalidArgument("key file \(path) cannot be read: \(error.localizedDescription)")
+        }
+        if contents.count == StoreCipher.keySize { return contents }
+        let whitespace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
+        let digits = contents.filter { !whitespace.contains($0) }
+        let trimmed = contents.drop { whitespace.contains($0) }.reversed().drop { whitespace.contains($0) }
+        guard digits.count == 2 * StoreCipher.keySize, trimmed.count == digits.count else {
+            throw StoreError.invalidArgument("key file \(path) holds \(contents.count) bytes: it must hold the \(StoreCipher.keySize)-byte key itself, or it as \(2 * StoreCipher.keySize) hexadecimal digits")
+        }
+        var key = Data(capacity: StoreCipher.keySize)
+        var index = digits.startIndex
+        while index < digits.endIndex {
+            guard let high = hexValue(digits[index]), let low = hexValue(digits[digits.index(after: index)]) else {
+                throw StoreError.invalidArgument("key file \(path) holds a character that is not a hexadecimal digit at digit \(digits.distance(from: digits.startIndex, to: index) + 1)")
+            }
+            key.append(high << 4 | low)
+            index = digits.index(index, offsetBy: 2)
+        }
+        return key
+    }
+
+    private static func hexValue(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0") ... UInt8(ascii: "9"): return character - UInt8(ascii: "0")
+        case UInt8(ascii: "a") ... UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A") ... UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}

@@ -23,6 +23,10 @@ final class ToolTests: XCTestCase {
     }
 
     func strata(_ arguments: String...) throws -> Run {
+        try strata(arguments)
+    }
+
+    func strata(_ arguments: [String]) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ToolTests.toolPath)
         process.arguments = arguments

@@ -13,7 +13,7 @@ struct RecoverCommand: ParsableCommand {
             Each segment file is read on its own (the manifest, hints and other files are not \
             trusted): log segments give their complete transactions, compacted segments their \
             intact records; for each key the newest version wins. The damaged store is only \
-            read. Exit 0 when the new store was written (what was lost is listed), 1 when it \
+            read. An encrypted store (--key-file) is recovered into one encrypted with the same key. Exit 0 when the new store was written (what was lost is listed), 1 when it \
             could not be.
             """)
 
@@ -23,6 +23,7 @@ struct RecoverCommand: ParsableCommand {
     var destination: String
     @Flag(help: "The report as JSON.")
     var json = false
+    @OptionGroup var key: KeyFileOption
 
     func run() throws {
         var isDirectory: ObjCBool = false
@@ -31,7 +32,9 @@ struct RecoverCommand: ParsableCommand {
         }
         let progress = Progress(label: "recovering")
         progress.status("reading segments")
-        let report = try Store.salvage(from: URL(fileURLWithPath: damaged), into: URL(fileURLWithPath: destination))
+        // An encrypted store is recovered into a store encrypted with the same key.
+        let report = try Store.salvage(from: URL(fileURLWithPath: damaged), into: URL(fileURLWithPath: destination),
+                                       options: try key.options())
         progress.finish()
         if json {
             let object: [String: Any] = [

@@ -58,16 +58,40 @@ struct CommandFailure: Error, CustomStringConvertible {
 struct StoreArgument: ParsableArguments {
     @Argument(help: "The store's directory.")
     var store: String
+    @OptionGroup var key: KeyFileOption
 
     func open(readOnly: Bool) throws -> Store {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: store, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CommandFailure(message: "no store at \(store) (not a directory)")
         }
-        var options = StoreOptions()
+        var options = try key.options()
         options.readOnly = readOnly
         options.autoCompaction = .disabled
         return try Store(path: store, options: options)
+    }
+}
+
+/// `--key-file F`: the key of an encrypted store (64 bytes, raw or as 128 hex digits).
+struct KeyFileOption: ParsableArguments {
+    @Option(name: .customLong("key-file"), help: "The encryption key of an encrypted store: a file of 64 bytes, or of 128 hex digits.")
+    var path: String?
+
+    /// A key file that cannot be read or holds anything but a key is bad usage.
+    func validate() throws {
+        guard let path else { return }
+        do {
+            _ = try StoreOptions.encryptionKey(contentsOf: path)
+        } catch let StoreError.invalidArgument(why) {
+            throw ValidationError(why)
+        }
+    }
+
+    /// Store options with the key, if one was given.
+    func options() throws -> StoreOptions {
+        var options = StoreOptions()
+        if let path { options.encryptionKey = try StoreOptions.encryptionKey(contentsOf: path) }
+        return options
     }
 }
 

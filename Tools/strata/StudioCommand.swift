@@ -28,6 +28,7 @@ struct StudioCommand: ParsableCommand {
     var writable = false
     @Option(help: "Stop by itself after this many seconds.")
     var seconds: Double?
+    @OptionGroup var key: KeyFileOption
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
@@ -60,6 +61,7 @@ struct StudioCommand: ParsableCommand {
         var arguments = [binary, store, "--port", String(port)]
         if writable { arguments.append("--writable") }
         if let seconds { arguments += ["--seconds", String(seconds)] }
+        if let keyFile = key.path { arguments += ["--key-file", keyFile] }
         let argv = arguments.map { strdup($0) } + [nil]
         execv(binary, argv)
         throw CommandFailure(message: "cannot run \(binary): \(String(cString: strerror(errno)))")

@@ -31,7 +31,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "strata-studio",
-            dependencies: ["StudioCore"]
+            dependencies: ["StudioCore", .product(name: "Strata", package: "Strata")]
         ),
         .testTarget(
             name: "StudioTests",

@@ -32,28 +32,33 @@ public struct StudioFailure: Error, CustomStringConvertible, Sendable {
 public final class StudioStore: @unchecked Sendable {
     public let path: String
     public let writable: Bool
+    /// The key of an encrypted store, used for every open.
+    private let encryptionKey: Data?
     private let lock = NSLock()
     private var writer: Store?
     private var history: [CompactionRecord] = []
 
     /// Opens the store once to check that it can be read (and, writable, keeps it open).
     /// - Throws: ``StudioFailure`` saying why it cannot be opened (absent, locked by a writer, damaged).
-    public init(path: String, writable: Bool) throws {
+    /// - Parameter encryptionKey: the key of an encrypted store (``StoreOptions/encryptionKey``).
+    public init(path: String, writable: Bool, encryptionKey: Data? = nil) throws {
         self.path = path
         self.writable = writable
+        self.encryptionKey = encryptionKey
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw StudioFailure(.notFound, "no store at \(path) (not a directory)")
         }
         if writable {
-            writer = try Self.open(path, readOnly: false)
+            writer = try open(readOnly: false)
         } else {
-            try Self.open(path, readOnly: true).close()
+            try open(readOnly: true).close()
         }
     }
 
-    private static func open(_ path: String, readOnly: Bool) throws -> Store {
+    private func open(readOnly: Bool) throws -> Store {
         var options = StoreOptions()
+        options.encryptionKey = encryptionKey
         options.readOnly = readOnly
         options.autoCompaction = .disabled
         do {
@@ -71,7 +76,7 @@ public final class StudioStore: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let writer { return try body(writer) }
-        let store = try Self.open(path, readOnly: true)
+        let store = try open(readOnly: true)
         defer { try? store.close() }
         return try body(store)
     }

@@ -4,9 +4,10 @@
 // failed, 2 bad usage.
 
 import Foundation
+import Strata
 import StudioCore
 
-let usage = "usage: strata-studio <store> [--port 8080] [--writable] [--seconds N]"
+let usage = "usage: strata-studio <store> [--port 8080] [--writable] [--seconds N] [--key-file F]"
 
 func fail(_ message: String, code: Int32) -> Never {
     FileHandle.standardError.write(Data("strata-studio: \(message)\n".utf8))
@@ -17,6 +18,7 @@ var storePath: String?
 var port = 8080
 var writable = false
 var seconds: Double?
+var encryptionKey: Data?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -31,6 +33,7 @@ while let argument = arguments.popFirst() {
               --writable    open the store for writing (enables the compact button); otherwise
                             it is opened read-only for each request
               --seconds N   stop by itself after N seconds
+              --key-file F  the key of an encrypted store (64 bytes, or 128 hex digits)
             """)
         exit(0)
     case "--port":
@@ -40,6 +43,13 @@ while let argument = arguments.popFirst() {
         port = number
     case "--writable":
         writable = true
+    case "--key-file":
+        guard let path = arguments.popFirst() else { fail("--key-file needs a file\n\(usage)", code: 2) }
+        do {
+            encryptionKey = try StoreOptions.encryptionKey(contentsOf: path)
+        } catch {
+            fail("\(error)\n\(usage)", code: 2)
+        }
     case "--seconds":
         guard let value = arguments.popFirst(), let number = Double(value), number > 0, number.isFinite else {
             fail("--seconds needs a positive number\n\(usage)", code: 2)
@@ -55,7 +65,7 @@ guard let storePath else { fail("which store?\n\(usage)", code: 2) }
 
 let store: StudioStore
 do {
-    store = try StudioStore(path: storePath, writable: writable)
+    store = try StudioStore(path: storePath, writable: writable, encryptionKey: encryptionKey)
 } catch {
     fail("cannot serve \(storePath): \(error)", code: 1)
 }

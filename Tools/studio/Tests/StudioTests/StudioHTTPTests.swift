@@ -415,4 +415,26 @@ final class StudioHTTPTests: XCTestCase {
         }
         _ = realm
     }
+
+    /// An encrypted store (strata studio --key-file): served with its key, refused without.
+    func testAnEncryptedStoreIsServedWithItsKeyAndRefusedWithout() async throws {
+        let encrypted = directory + "-encrypted"
+        defer { try? FileManager.default.removeItem(atPath: encrypted) }
+        let key = Data((0 ..< 64).map { UInt8(truncatingIfNeeded: $0 &* 5 &+ 1) })
+        do {
+            var config = Self.configuration(encrypted)
+            config.encryptionKey = key
+            let realm = try Realm(configuration: config)
+            try realm.write { _ = try realm.create(StudioOwner.self, value: ["id": 9, "name": "Sealed", "score": 1]) }
+        }
+        XCTAssertThrowsError(try StudioStore(path: encrypted, writable: false)) { error in
+            XCTAssertTrue("\(error)".contains("wrong encryption key"), "\(error)")
+        }
+        let studio = try StudioStore(path: encrypted, writable: false, encryptionKey: key)
+        self.studio = studio
+        server = try await Studio.start(store: studio, port: 0)
+        let page = try http("/types/Owner")
+        XCTAssertEqual(page.status, 200)
+        XCTAssertTrue(page.body.contains("Sealed"), page.body)
+    }
 }
