@@ -106,8 +106,10 @@ func formatBytesRate(_ bytesPerSecond: Double) -> String {
     String(format: "%.0f MB/s", bytesPerSecond / 1e6)
 }
 
-func markdownTable(_ rows: [ResultRow]) -> String {
-    var out = "| benchmark | Strata | raw disk (same run) | SQLite via GRDB (same run) | ratios | target |\n"
+/// The rows as a Markdown table; `columns` names the baseline and SQLite columns.
+func markdownTable(_ rows: [ResultRow],
+                   columns: (baseline: String, sqlite: String) = ("raw disk (same run)", "SQLite via GRDB (same run)")) -> String {
+    var out = "| benchmark | Strata | \(columns.baseline) | \(columns.sqlite) | ratios | target |\n"
     out += "|---|---|---|---|---|---|\n"
     for r in rows {
         out += "| \(r.benchmark) | \(r.strata) | \(r.baseline) | \(r.sqlite) | \(r.ratios) | \(r.target) |\n"

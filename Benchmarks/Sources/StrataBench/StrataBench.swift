@@ -27,7 +27,7 @@ struct StrataBench: ParsableCommand {
     var strataOnly = false
     @Option(help: "Directory of the real JSON payloads.")
     var jsonDirectory = "../../shared/data/json"
-    @Option(help: "Which suites to run: all, engine, peers, objects, controller, json or concurrency.")
+    @Option(help: "Which suites to run: all, engine, peers, encryption, objects, controller, json or concurrency.")
     var suite = "all"
     @Option(help: "Profile one object-level phase alone: upsert, make, read, scan or sort.")
     var profileObjects: String?
@@ -74,8 +74,8 @@ struct StrataBench: ParsableCommand {
             try store.close()
             return
         }
-        guard ["all", "engine", "peers", "objects", "controller", "json", "concurrency"].contains(suite) else {
-            throw ValidationError("--suite takes all, engine, peers, objects, controller, json or concurrency, got '\(suite)'")
+        guard ["all", "engine", "peers", "encryption", "objects", "controller", "json", "concurrency"].contains(suite) else {
+            throw ValidationError("--suite takes all, engine, peers, encryption, objects, controller, json or concurrency, got '\(suite)'")
         }
         print("`make bench` (release build), \(ProcessInfo.processInfo.activeProcessorCount) cores, medians of \(rounds) rounds, files in \(work)\n")
         if suite == "all" || suite == "engine" {
@@ -91,6 +91,12 @@ struct StrataBench: ParsableCommand {
                                           workDirectory: work).run(rounds: rounds)
             print("\n## The engine beside LMDB, RocksDB and LevelDB (same keys, values and machine)\n")
             print(markdownTable(rows))
+        }
+        if suite == "all" || suite == "encryption" {
+            let rows = try EncryptionBenchmarks(records: records, valueSize: valueSize, commits: commits, reads: min(reads, 1_000_000),
+                                                workDirectory: work).run(rounds: rounds)
+            print("\n## Encryption at rest (the same store encrypted and plain, same run)\n")
+            print(markdownTable(rows, columns: ("plain store (same run)", "–")))
         }
         if suite == "all" || suite == "objects" {
             let rows = try ObjectBenchmarks(objects: objects, reads: min(reads, 200_000), workDirectory: work).run(rounds: rounds)

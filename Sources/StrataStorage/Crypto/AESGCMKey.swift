@@ -10,33 +10,65 @@
 // a time.
 
 import COpenSSL
+import Synchronization
+
+/// OpenSSL cipher contexts of one key, each taken by one caller at a time: a few slots
+/// swapped atomically (a read takes and returns one without a lock).
+private final class ContextPool: @unchecked Sendable {
+    // @unchecked: the slots are atomics; a context is owned by whoever swapped it out.
+    private static let size = 16
+    private let slots: UnsafeMutablePointer<Atomic<Int>>
+
+    init() {
+        slots = .allocate(capacity: ContextPool.size)
+        for index in 0 ..< ContextPool.size { (slots + index).initialize(to: Atomic(0)) }
+    }
+
+    deinit {
+        for index in 0 ..< ContextPool.size {
+            if let context = OpaquePointer(bitPattern: slots[index].load(ordering: .acquiring)) { EVP_CIPHER_CTX_free(context) }
+        }
+        slots.deinitialize(count: ContextPool.size)
+        slots.deallocate()
+    }
+
+    /// A pooled context, or nil if every slot is empty.
+    func take() -> OpaquePointer? {
+        for index in 0 ..< ContextPool.size {
+            if let context = OpaquePointer(bitPattern: slots[index].exchange(0, ordering: .acquiringAndReleasing)) { return context }
+        }
+        return nil
+    }
+
+    /// Keeps `context` for the next caller; false if every slot is taken.
+    func give(_ context: OpaquePointer) -> Bool {
+        let value = Int(bitPattern: context)
+        for index in 0 ..< ContextPool.size
+        where slots[index].compareExchange(expected: 0, desired: value, ordering: .acquiringAndReleasing).exchanged {
+            return true
+        }
+        return false
+    }
+}
 
 /// One AES-256 key with OpenSSL GCM contexts that keep its key schedule between calls.
 /// Safe to use from any number of threads at once.
-final class AESGCMKey: @unchecked Sendable {
-    // @unchecked: `key` is immutable; the context pools are behind their locks, and a
-    // context taken from a pool is used by one caller until it is returned.
+final class AESGCMKey: Sendable {
     static let keySize = 32
     static let nonceSize = 12
     static let tagSize = 16
 
     private let key: [UInt8]
-    private let encryptors = Locked<[OpaquePointer]>([])
-    private let decryptors = Locked<[OpaquePointer]>([])
-    /// Contexts kept per pool; more concurrent callers create and free their own.
-    private static let pooled = 16
+    private let encryptors = ContextPool()
+    private let decryptors = ContextPool()
 
     init(key: [UInt8]) {
         precondition(key.count == AESGCMKey.keySize, "AES-256 takes a 32-byte key")
         self.key = key
     }
 
-    deinit {
-        for context in encryptors.withLock({ $0 }) + decryptors.withLock({ $0 }) { EVP_CIPHER_CTX_free(context) }
-    }
-
     private func takeContext(encrypting: Bool) -> OpaquePointer? {
-        if let context = (encrypting ? encryptors : decryptors).withLock({ $0.popLast() }) { return context }
+        if let context = (encrypting ? encryptors : decryptors).take() { return context }
         guard let context = EVP_CIPHER_CTX_new() else { return nil }
         let ready = key.withUnsafeBufferPointer { key in
             EVP_CipherInit_ex(context, EVP_aes_256_gcm(), nil, key.baseAddress, nil, encrypting ? 1 : 0) == 1
@@ -49,13 +81,13 @@ final class AESGCMKey: @unchecked Sendable {
     }
 
     private func returnContext(_ context: OpaquePointer, encrypting: Bool) {
-        let kept = (encrypting ? encryptors : decryptors).withLock { pool -> Bool in
-            guard pool.count < AESGCMKey.pooled else { return false }
-            pool.append(context)
-            return true
-        }
-        if !kept { EVP_CIPHER_CTX_free(context) }
+        if !(encrypting ? encryptors : decryptors).give(context) { EVP_CIPHER_CTX_free(context) }
     }
+
+    // Both directions drive the context through `EVP_Cipher`, GCM's direct path (OpenSSL
+    // documents it for AEAD ciphers: authenticated data with a nil output, the message, then
+    // a nil input to finish, which for decryption checks the tag and returns -1 if it does
+    // not match); it skips the checks `EVP_EncryptUpdate` repeats on every call.
 
     /// Encrypts `plain` into `ciphertext` (room for `plain.count` bytes) and writes the
     /// 16-byte tag, authenticating `aad` with it. Returns false only if OpenSSL fails
@@ -64,14 +96,11 @@ final class AESGCMKey: @unchecked Sendable {
               ciphertext: UnsafeMutableRawPointer, tag: UnsafeMutableRawPointer) -> Bool {
         guard let context = takeContext(encrypting: true) else { return false }
         defer { returnContext(context, encrypting: true) }
-        guard EVP_EncryptInit_ex(context, nil, nil, nil, nonce.assumingMemoryBound(to: UInt8.self)) == 1,
-              AESGCMKey.update(context, encrypting: true, input: aad, output: nil),
-              AESGCMKey.update(context, encrypting: true, input: plain, output: ciphertext) else { return false }
-        var finalLength: Int32 = 0
-        guard EVP_EncryptFinal_ex(context, ciphertext.assumingMemoryBound(to: UInt8.self) + plain.count, &finalLength) == 1,
-              finalLength == 0,
-              EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_GET_TAG, Int32(AESGCMKey.tagSize), tag) == 1 else { return false }
-        return true
+        return EVP_CipherInit_ex(context, nil, nil, nil, nonce.assumingMemoryBound(to: UInt8.self), 1) == 1
+            && AESGCMKey.feed(context, aad, into: nil)
+            && AESGCMKey.feed(context, plain, into: ciphertext)
+            && EVP_Cipher(context, nil, nil, 0) == 0
+            && EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_GET_TAG, Int32(AESGCMKey.tagSize), tag) == 1
     }
 
     /// Decrypts `ciphertext` into `plain` (room for `ciphertext.count` bytes) if `tag`
@@ -81,29 +110,22 @@ final class AESGCMKey: @unchecked Sendable {
               tag: UnsafeRawPointer, plain: UnsafeMutableRawPointer) -> Bool {
         guard let context = takeContext(encrypting: false) else { return false }
         defer { returnContext(context, encrypting: false) }
-        guard EVP_DecryptInit_ex(context, nil, nil, nil, nonce.assumingMemoryBound(to: UInt8.self)) == 1,
-              AESGCMKey.update(context, encrypting: false, input: aad, output: nil),
-              AESGCMKey.update(context, encrypting: false, input: ciphertext, output: plain),
-              EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_SET_TAG, Int32(AESGCMKey.tagSize), UnsafeMutableRawPointer(mutating: tag)) == 1
-        else { return false }
-        var finalLength: Int32 = 0
-        return EVP_DecryptFinal_ex(context, plain.assumingMemoryBound(to: UInt8.self) + ciphertext.count, &finalLength) == 1
+        return EVP_CipherInit_ex(context, nil, nil, nil, nonce.assumingMemoryBound(to: UInt8.self), 0) == 1
+            && EVP_CIPHER_CTX_ctrl(context, EVP_CTRL_AEAD_SET_TAG, Int32(AESGCMKey.tagSize), UnsafeMutableRawPointer(mutating: tag)) == 1
+            && AESGCMKey.feed(context, aad, into: nil)
+            && AESGCMKey.feed(context, ciphertext, into: plain)
+            && EVP_Cipher(context, nil, nil, 0) == 0
     }
 
     /// Feeds `input` to the cipher (as authenticated data when `output` is nil), in pieces
-    /// OpenSSL's `int` lengths can take.
-    private static func update(_ context: OpaquePointer, encrypting: Bool, input: UnsafeRawBufferPointer,
-                               output: UnsafeMutableRawPointer?) -> Bool {
+    /// of at most 1 GiB.
+    private static func feed(_ context: OpaquePointer, _ input: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer?) -> Bool {
         var done = 0
         while done < input.count {
             let piece = min(input.count - done, 1 << 30)
-            var written: Int32 = 0
-            let source = input.baseAddress!.assumingMemoryBound(to: UInt8.self) + done
             let target = output.map { $0.assumingMemoryBound(to: UInt8.self) + done }
-            let ok = encrypting
-                ? EVP_EncryptUpdate(context, target, &written, source, Int32(piece))
-                : EVP_DecryptUpdate(context, target, &written, source, Int32(piece))
-            guard ok == 1, output == nil || Int(written) == piece else { return false }
+            guard EVP_Cipher(context, target, input.baseAddress!.assumingMemoryBound(to: UInt8.self) + done, UInt32(piece)) == Int32(piece)
+            else { return false }
             done += piece
         }
         return true

@@ -74,15 +74,43 @@ enum Frame {
     }
 }
 
+/// The nonces one writer of a file seals its frames with: 8 random bytes drawn when the
+/// writer starts, then a 4-byte count. Owned by that writer alone (no lock); a writer that
+/// somehow sealed 2^32 frames draws a new prefix.
+struct NonceSequence {
+    private var prefix: UInt64
+    private var counter: UInt32 = 0
+
+    /// - Throws: ``StoreError/io(op:path:errno:)`` if the random generator fails.
+    init() throws {
+        prefix = try NonceSequence.randomPrefix()
+    }
+
+    /// Writes the next 12-byte nonce to `out`.
+    mutating func next(into out: UnsafeMutableRawPointer) throws {
+        if counter == .max {
+            prefix = try NonceSequence.randomPrefix()
+            counter = 0
+        }
+        out.storeBytes(of: prefix, toByteOffset: 0, as: UInt64.self)
+        out.storeBytes(of: counter.bigEndian, toByteOffset: 8, as: UInt32.self)
+        counter += 1
+    }
+
+    private static func randomPrefix() throws -> UInt64 {
+        guard let bytes = CryptoPrimitives.randomBytes(8) else {
+            throw StoreError.io(op: "random nonce (RAND_bytes)", path: "(OpenSSL)", errno: EIO)
+        }
+        return bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+    }
+}
+
 /// The key of one file of an encrypted store: seals the frames a writer appends, opens the
-/// frames readers read. Safe to use from any number of threads.
-final class FileCipher: @unchecked Sendable {
-    // @unchecked: immutable but for `nonces`, which is behind its lock.
+/// frames readers read. Immutable; safe to use from any number of threads.
+final class FileCipher: Sendable {
     let kind: EncryptedFile.Kind
     private let key: AESGCMKey
     private let boundPreamble: [UInt8]
-    /// This writer's nonce prefix (drawn at its first seal) and how many frames it sealed.
-    private let nonces = Locked<(prefix: [UInt8]?, counter: UInt32)>((nil, 0))
 
     init(kind: EncryptedFile.Kind, key: AESGCMKey, boundPreamble: [UInt8]) {
         self.kind = kind
@@ -90,21 +118,34 @@ final class FileCipher: @unchecked Sendable {
         self.boundPreamble = boundPreamble
     }
 
-    /// Seals `plain` as the frame that will lie at `fileOffset` of the file, written to `out`
-    /// (room for `plain.count + Frame.overhead` bytes); returns the frame's size.
+    /// Seals `plain` as the frame that will lie at `fileOffset` of the file, with the next
+    /// nonce of the writer's `nonces`, written to `out` (room for `plain.count +
+    /// Frame.overhead` bytes); returns the frame's size.
     ///
-    /// - Throws: ``StoreError/io(op:path:errno:)`` if the system's random generator or
-    ///   OpenSSL fails (nothing is written then).
-    func sealFrame(_ plain: UnsafeRawBufferPointer, fileOffset: Int, into out: UnsafeMutableRawPointer) throws -> Int {
+    /// - Throws: ``StoreError/io(op:path:errno:)`` if the random generator or OpenSSL fails
+    ///   (nothing is written then).
+    func sealFrame(_ plain: UnsafeRawBufferPointer, fileOffset: Int, nonces: inout NonceSequence,
+                   into out: UnsafeMutableRawPointer) throws -> Int {
         guard plain.count <= Int(UInt32.max) else { throw StoreError.invalidArgument("a frame of \(plain.count) bytes is too large to encrypt") }
         out.storeLE32(UInt32(plain.count), at: 0)
-        try writeNonce(into: out + 4)
+        try nonces.next(into: out + 4)
         let sealed = withAssociatedData(fileOffset: fileOffset, length: plain.count) { aad in
             key.seal(nonce: out + 4, aad: aad, plain: plain, ciphertext: out + Frame.headerSize,
                      tag: out + Frame.headerSize + plain.count)
         }
         guard sealed else { throw StoreError.io(op: "AES-256-GCM encryption", path: "(OpenSSL)", errno: ENOMEM) }
         return plain.count + Frame.overhead
+    }
+
+    /// Seals `plain` as the one frame at `fileOffset`, with nonces of its own (a header, a
+    /// whole small file); returns the frame's bytes.
+    func sealFrame(_ plain: [UInt8], fileOffset: Int) throws -> [UInt8] {
+        var nonces = try NonceSequence()
+        var frame = [UInt8](repeating: 0, count: plain.count + Frame.overhead)
+        try frame.withUnsafeMutableBytes { out in
+            _ = try plain.withUnsafeBytes { try sealFrame($0, fileOffset: fileOffset, nonces: &nonces, into: out.baseAddress!) }
+        }
+        return frame
     }
 
     /// Opens the frame `frame` (exactly one frame: its declared length plus the overhead),
@@ -128,20 +169,6 @@ final class FileCipher: @unchecked Sendable {
             p.storeLE32(UInt32(truncatingIfNeeded: length), at: EncryptedFile.boundPreambleSize + 8)
             return body(UnsafeRawBufferPointer(aad))
         }
-    }
-
-    private func writeNonce(into out: UnsafeMutableRawPointer) throws {
-        let drawn = nonces.withLock { state -> Bool in
-            if state.prefix == nil || state.counter == .max {
-                guard let prefix = CryptoPrimitives.randomBytes(8) else { return false }
-                state = (prefix, 0)
-            }
-            state.prefix!.withUnsafeBytes { out.copyMemory(from: $0.baseAddress!, byteCount: 8) }
-            out.storeBytes(of: state.counter.bigEndian, toByteOffset: 8, as: UInt32.self)
-            state.counter += 1
-            return true
-        }
-        guard drawn else { throw StoreError.io(op: "random nonce (RAND_bytes)", path: "(OpenSSL)", errno: EIO) }
     }
 }
 
@@ -196,12 +223,7 @@ final class StoreCipher: Sendable {
     /// A whole small file (hint, MANIFEST, CLEAN) encrypted: preamble and one frame.
     func sealFile(_ plain: [UInt8], kind: EncryptedFile.Kind) throws -> [UInt8] {
         let (preamble, cipher) = try newFile(kind)
-        var out = [UInt8](repeating: 0, count: preamble.count + plain.count + Frame.overhead)
-        try out.withUnsafeMutableBytes { raw in
-            preamble.withUnsafeBytes { raw.copyMemory(from: $0) }
-            _ = try plain.withUnsafeBytes { try cipher.sealFrame($0, fileOffset: preamble.count, into: raw.baseAddress! + preamble.count) }
-        }
-        return out
+        return preamble + (try cipher.sealFrame(plain, fileOffset: preamble.count))
     }
 
     /// Why an encrypted small file could not be opened.

@@ -121,21 +121,13 @@ extension SegmentHeader {
     static func fileStart(_ header: [UInt8], cipher: StoreCipher?) throws -> (bytes: [UInt8], cipher: FileCipher?) {
         guard let cipher else { return (header, nil) }
         let (preamble, fileCipher) = try cipher.newFile(.segment)
-        return (preamble + (try sealHeader(header, cipher: fileCipher)), fileCipher)
+        return (preamble + (try fileCipher.sealFrame(header, fileOffset: EncryptedFile.preambleSize)), fileCipher)
     }
 
     /// The bytes that replace a segment's header in place, and where they go.
     static func rewritten(_ header: [UInt8], cipher: FileCipher?) throws -> (bytes: [UInt8], offset: Int) {
         guard let cipher else { return (header, 0) }
-        return (try sealHeader(header, cipher: cipher), EncryptedFile.preambleSize)
-    }
-
-    private static func sealHeader(_ header: [UInt8], cipher: FileCipher) throws -> [UInt8] {
-        var frame = [UInt8](repeating: 0, count: header.count + Frame.overhead)
-        try frame.withUnsafeMutableBytes { out in
-            _ = try header.withUnsafeBytes { try cipher.sealFrame($0, fileOffset: EncryptedFile.preambleSize, into: out.baseAddress!) }
-        }
-        return frame
+        return (try cipher.sealFrame(header, fileOffset: EncryptedFile.preambleSize), EncryptedFile.preambleSize)
     }
 
     /// Reads the start of a segment file (`bytes` from its first byte): its header and, in

@@ -113,6 +113,8 @@ final class RecordWriter {
     let cipher: FileCipher?
     /// Where a record is encoded before it is sealed (encrypted stores only).
     private let scratch: ByteBuffer?
+    /// This writer's nonces (drawn at its first seal).
+    private var nonces: NonceSequence?
 
     init(cipher: FileCipher?) {
         self.cipher = cipher
@@ -164,7 +166,8 @@ final class RecordWriter {
 
     private func seal(_ record: UnsafeRawBufferPointer, to buffer: ByteBuffer, fileOffset: Int) throws -> Int {
         buffer.reserve(record.count + Frame.overhead)
-        let size = try cipher!.sealFrame(record, fileOffset: fileOffset, into: buffer.base + buffer.count)
+        if nonces == nil { nonces = try NonceSequence() }
+        let size = try cipher!.sealFrame(record, fileOffset: fileOffset, nonces: &nonces!, into: buffer.base + buffer.count)
         buffer.count += size
         return size
     }
