@@ -238,4 +238,50 @@ final class EncryptionTests: XCTestCase {
             guard case StoreError.wrongKey = error else { return XCTFail("the salvaged store is not encrypted: \(error)") }
         }
     }
+
+    /// Readers open frames in parallel (each takes a cipher context from the key's pool)
+    /// while a writer seals new ones and rolls segments; every read is a committed value.
+    /// Run under ThreadSanitizer by `make tsan`.
+    func testConcurrentReadersAndAWriterOnAnEncryptedStore() throws {
+        let dir = TemporaryDirectory("enc-concurrent")
+        var opts = options(segmentSize: 16 << 10, durability: .none)
+        opts.encryptionKey = testEncryptionKey
+        opts.autoCompaction = .disabled
+        let store = try Store(directory: dir.url, options: opts)
+        let keys = 200
+        try store.write { txn in
+            for i in 0 ..< keys { try txn.put(table: 1, key: key(i), value: value(UInt64(i), length: 120)) }
+        }
+        // Every value each key may hold: the first write's, or a rewrite's.
+        let written: [Set<[UInt8]>] = (0 ..< keys).map { i in
+            Set((0 ... 60).filter { $0 == 0 || i % 7 == $0 % 7 }.map { value(UInt64($0 * keys + i), length: 120) })
+        }
+        let failures = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 5) { worker in
+            do {
+                if worker == 0 {
+                    // The writer: rewrites values (each round's value derives from its round).
+                    for round in 1 ... 60 {
+                        try store.write { txn in
+                            for i in stride(from: round % 7, to: keys, by: 7) {
+                                try txn.put(table: 1, key: key(i), value: value(UInt64(round * keys + i), length: 120))
+                            }
+                        }
+                    }
+                } else {
+                    var rng = SplitMix64(seed: UInt64(worker))
+                    for _ in 0 ..< 3000 {
+                        let i = Int(rng.next() % UInt64(keys))
+                        let got = try store.get(table: 1, key: key(i))
+                        if got.map({ !written[i].contains($0) }) ?? true { failures.withLock { $0.append("key \(i) read a value never written") } }
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        XCTAssertTrue(try store.verify().isClean)
+        try store.close()
+    }
 }
