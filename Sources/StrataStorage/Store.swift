@@ -97,6 +97,9 @@ public final class Store: @unchecked Sendable {
     var activeRegion: MappedRegion
     /// Encodes (and, encrypted, seals) records for the active segment.
     var activeWriter: RecordWriter
+    /// The active segment's hint file, entry by entry as records are appended, so sealing
+    /// the segment writes it without reading the segment again.
+    var activeHint: HintFile.Builder
     var lastAppendedSequence: UInt64
 
     // Guarded by `fileNumbers`: the next number for a new segment file (log or compacted).
@@ -172,6 +175,7 @@ public final class Store: @unchecked Sendable {
         activeSize = recovered.activeSize
         activeRegion = recovered.activeRegion
         activeWriter = RecordWriter(cipher: recovered.activeCipher)
+        activeHint = recovered.activeHint
         lastAppendedSequence = recovered.directory.sequence
         fileNumbers = Locked(recovered.nextFileNumber)
         manifestLock = Locked(recovered.manifest)

@@ -32,6 +32,7 @@ public final class Transaction {
     // Undo information for rollback: the writer's index and accounting as they were.
     private let savedDirectory: KeyDirectory
     private let savedSpace: [UInt32: SegmentSpace]
+    private let savedHint: HintFile.Builder.Mark
 
     init(store: Store, sequence: UInt64) {
         self.store = store
@@ -41,6 +42,7 @@ public final class Transaction {
         compressionThreshold = store.options.compression == .lz4 ? store.options.compressionThreshold : nil
         savedDirectory = store.writerDirectory
         savedSpace = store.writerSpace
+        savedHint = store.activeHint.mark
     }
 
     deinit {
@@ -119,6 +121,7 @@ public final class Transaction {
             throw error
         }
         let location = Location(segment: segment, offset: UInt32(offset), size: UInt32(size))
+        store.activeHint.add(kind: kind, table: table, key: key, location: location, sequence: sequence)
         let indexKey = IndexKey(key)
         let old: Location?
         if kind == .put {
@@ -203,6 +206,7 @@ public final class Transaction {
         store.truncateActive(to: startOffset)
         store.writerDirectory = savedDirectory
         store.writerSpace = savedSpace
+        store.activeHint.truncate(to: savedHint)
         store.releaseGate()
     }
 }

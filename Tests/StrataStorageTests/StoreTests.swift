@@ -348,4 +348,48 @@ final class StoreTests: XCTestCase {
             .map { try FileManager.default.attributesOfItem(atPath: dir.path + "/" + $0)[.size] as! Int }.reduce(0, +)
         XCTAssertEqual(stats.liveBytes + stats.deadBytes, onDisk)
     }
+
+    /// Sealing writes the hint from the entries the appends recorded, without reading the
+    /// segment again: it must be byte for byte the hint a scan of the segment gives, also
+    /// across rollbacks (their entries dropped) and a reopen in the middle of a segment (the
+    /// entries so far rebuilt from the open's scan).
+    func testTheHintWrittenAtSealIsTheOneAScanOfTheSegmentGives() throws {
+        let dir = TemporaryDirectory("hint-at-seal")
+        var opts = options(segmentSize: 4096)
+        opts.autoCompaction = .disabled
+        opts.compressionThreshold = 64
+        var store = try Store(directory: dir.url, options: opts)
+        var rng = SplitMix64(seed: baseSeed &+ 77)
+        for round in 0 ..< 120 {
+            if round == 57 {
+                try store.close()
+                store = try Store(directory: dir.url, options: opts)
+            }
+            let txn = try store.beginTransaction()
+            for _ in 0 ..< Int(rng.next() % 4) + 1 {
+                let k = key(Int(rng.next() % 30))
+                if rng.next() % 5 == 0 { try txn.delete(table: 1, key: k) } else {
+                    try txn.put(table: UInt32(rng.next() % 2), key: k, value: value(rng.next(), length: Int(rng.next() % 300), compressible: rng.next() % 2 == 0))
+                }
+            }
+            if round % 6 == 5 { txn.rollback() } else { try txn.commit() }
+        }
+        try store.close()
+        var compared = 0
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir.path) where name.hasSuffix(".hint") {
+            let number = try XCTUnwrap(Store.parseSegmentNumber(name, suffix: ".hint"))
+            let segment = try Data(contentsOf: dir.url.appendingPathComponent(segmentName(number)))
+            let expected = segment.withUnsafeBytes { raw -> [UInt8] in
+                var entries: [ScannedEntry] = []
+                let outcome = SegmentScanner.scan(SegmentReader(raw, cipher: nil), segmentID: number, previousSequence: 0) { found, _ in
+                    entries.append(contentsOf: found)
+                }
+                return HintFile.encode(segmentID: number, segmentLength: raw.count, entries: entries, lastSequence: outcome.lastSequence,
+                                       rawValueBytes: outcome.rawValueBytes, storedValueBytes: outcome.storedValueBytes)
+            }
+            XCTAssertEqual(Array(try Data(contentsOf: dir.url.appendingPathComponent(name))), expected, name)
+            compared += 1
+        }
+        XCTAssertGreaterThan(compared, 5)
+    }
 }

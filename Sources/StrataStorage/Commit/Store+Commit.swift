@@ -327,7 +327,7 @@ extension Store {
             throw error
         }
         let sealed = SegmentView(id: oldID, region: activeRegion, length: oldSize, cipher: activeWriter.cipher)
-        if writeHint { writeHintForSealed(sealed) }
+        if writeHint { writeHintForSealed(id: oldID, length: oldSize) }
         writerDirectory.setSealed(sealed)
         writerSpace[oldID]?.sealed = true
         writerSpace[oldID]?.diskBytes = oldSize
@@ -339,6 +339,7 @@ extension Store {
         activeSize = dataStart
         activeRegion = newRegion
         activeWriter = RecordWriter(cipher: newCipher)
+        activeHint = HintFile.Builder(segmentID: newID)
         writerDirectory.active = SegmentView(id: newID, region: newRegion, length: dataStart, cipher: newCipher)
         syncMonitor.withLock {
             appendedEnd = (newID, dataStart)
@@ -347,21 +348,13 @@ extension Store {
         }
     }
 
-    /// Writes the hint file of a just-sealed segment. A hint is a cache: on failure the
-    /// next open scans the segment instead, so errors are not reported.
-    private func writeHintForSealed(_ segment: SegmentView) {
-        let id = segment.id, length = segment.length
-        guard let reader = segment.reader() else { return }
-        var entries: [ScannedEntry] = []
-        let outcome = SegmentScanner.scan(reader, segmentID: id, previousSequence: 0) { found, _ in
-            entries.append(contentsOf: found)
-        }
-        guard outcome.damage == nil, outcome.committedEnd == length else { return }
-        let hint = HintFile.encode(segmentID: id, segmentLength: length, entries: entries,
-                                   lastSequence: outcome.lastSequence, rawValueBytes: outcome.rawValueBytes,
-                                   storedValueBytes: outcome.storedValueBytes)
+    /// Writes the hint file of a just-sealed segment from the entries its appends recorded
+    /// (no second read of the segment). A hint is a cache: on failure the next open scans
+    /// the segment instead, so errors are not reported.
+    private func writeHintForSealed(id: UInt32, length: Int) {
+        let space = writerSpace[id] ?? SegmentSpace(diskBytes: length, sealed: true)
+        let hint = activeHint.finish(segmentLength: length, lastSequence: lastAppendedSequence,
+                                     rawValueBytes: space.rawValueBytes, storedValueBytes: space.storedValueBytes)
         try? Store.writeHint(path: path, id: id, bytes: hint, cipher: storeCipher, fileSystem: fileSystem)
-        writerSpace[id]?.rawValueBytes = outcome.rawValueBytes
-        writerSpace[id]?.storedValueBytes = outcome.storedValueBytes
     }
 }

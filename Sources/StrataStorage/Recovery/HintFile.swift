@@ -46,6 +46,11 @@ enum HintFile {
             out.appendLE64(0)
         }
 
+        /// An empty builder for segment `segmentID`, whose totals ``finish(segmentLength:lastSequence:rawValueBytes:storedValueBytes:)`` sets.
+        init(segmentID: UInt32) {
+            self.init(segmentID: segmentID, segmentLength: 0, count: 0, lastSequence: 0, rawValueBytes: 0, storedValueBytes: 0)
+        }
+
         mutating func add(kind: RecordKind, table: UInt32, key: UnsafeRawBufferPointer, location: Location, sequence: UInt64) {
             count += 1
             out.append(kind.rawValue)
@@ -56,6 +61,20 @@ enum HintFile {
             out.appendLE64(sequence)
             out.appendLE32(UInt32(key.count))
             out.append(contentsOf: key)
+        }
+
+        /// Where the builder stands: ``truncate(to:)`` goes back to it.
+        struct Mark {
+            fileprivate var count: Int
+            fileprivate var bytes: Int
+        }
+
+        var mark: Mark { Mark(count: count, bytes: out.count) }
+
+        /// Drops every entry added since `mark` (a rolled-back transaction's).
+        mutating func truncate(to mark: Mark) {
+            count = mark.count
+            out.removeSubrange(mark.bytes...)
         }
 
         mutating func finish() -> [UInt8] {

@@ -19,6 +19,8 @@ struct Recovered {
     var activeRegion: MappedRegion
     /// The active segment's cipher (encrypted store).
     var activeCipher: FileCipher?
+    /// The active segment's hint entries so far (empty for a read-only open).
+    var activeHint: HintFile.Builder
     /// The number the next new segment file takes.
     var nextFileNumber: UInt32
     /// The segments as MANIFEST lists them (written already, unless the open was read-only).
@@ -98,6 +100,7 @@ extension Store {
             guard writable else {
                 return Recovered(directory: directory, space: space, activeFile: nil, activeID: 0, activeSize: 0,
                                  activeRegion: MappedRegion(base: nil, length: 0), activeCipher: nil,
+                                 activeHint: HintFile.Builder(segmentID: 0),
                                  nextFileNumber: 1, manifest: Manifest())
             }
             let (file, fileCipher) = try createSegment(path: path, id: 1, cipher: cipher, fileSystem: fs)
@@ -110,6 +113,7 @@ extension Store {
             if marker != nil { try removeMarker(path: path, fileSystem: fs) }
             return Recovered(directory: directory, space: space, activeFile: file, activeID: 1,
                              activeSize: dataStart, activeRegion: region, activeCipher: fileCipher,
+                             activeHint: HintFile.Builder(segmentID: 1),
                              nextFileNumber: max(2, (allNumbers.last ?? 0) &+ 1), manifest: created)
         }
         if writable, newestNumber == .max {
@@ -201,6 +205,7 @@ extension Store {
         var segmentSpace = SegmentSpace(diskBytes: size, sealed: false)
         var validLength: Int
         var activeCipher = active.cipher
+        var activeHint = HintFile.Builder(segmentID: id)
         if active.tornCreation {
             if writable {
                 let start = try SegmentHeader.fileStart(SegmentHeader.encode(number: id), cipher: cipher)
@@ -215,7 +220,12 @@ extension Store {
         } else {
             let reader = SegmentReader(region.bytes(at: 0, count: size, limit: size)!, cipher: active.cipher)
             let outcome = SegmentScanner.scan(reader, segmentID: id, previousSequence: lastSequence) { entries, _ in
-                for entry in entries { apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace) }
+                for entry in entries {
+                    apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace)
+                    if writable {
+                        activeHint.add(kind: entry.kind, table: entry.table, key: entry.key, location: entry.location, sequence: entry.sequence)
+                    }
+                }
             }
             if let damage = outcome.damage {
                 if marker != nil {
@@ -278,7 +288,7 @@ extension Store {
         keepFile = writable
         let newestFile = allNumbers.last ?? newestNumber
         return Recovered(directory: directory, space: space, activeFile: writable ? file : nil, activeID: id,
-                         activeSize: validLength, activeRegion: region, activeCipher: activeCipher,
+                         activeSize: validLength, activeRegion: region, activeCipher: activeCipher, activeHint: activeHint,
                          nextFileNumber: newestFile == .max ? .max : newestFile + 1, manifest: manifest ?? loaded)
     }
 
