@@ -97,9 +97,9 @@ public final class Store: @unchecked Sendable {
     var activeRegion: MappedRegion
     /// Encodes (and, encrypted, seals) records for the active segment.
     var activeWriter: RecordWriter
-    /// The active segment's hint file, entry by entry as records are appended, so sealing
-    /// the segment writes it without reading the segment again.
-    var activeHint: HintFile.Builder
+    /// The active segment's hint entries, recorded as records are appended, so sealing the
+    /// segment writes its hint without reading the segment again.
+    var activeHint: ActiveHint
     var lastAppendedSequence: UInt64
 
     // Guarded by `fileNumbers`: the next number for a new segment file (log or compacted).

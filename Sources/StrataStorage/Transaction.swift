@@ -32,7 +32,7 @@ public final class Transaction {
     // Undo information for rollback: the writer's index and accounting as they were.
     private let savedDirectory: KeyDirectory
     private let savedSpace: [UInt32: SegmentSpace]
-    private let savedHint: HintFile.Builder.Mark
+    private let savedHint: ActiveHint.Mark
 
     init(store: Store, sequence: UInt64) {
         self.store = store

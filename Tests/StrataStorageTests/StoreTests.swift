@@ -354,20 +354,26 @@ final class StoreTests: XCTestCase {
     /// across rollbacks (their entries dropped) and a reopen in the middle of a segment (the
     /// entries so far rebuilt from the open's scan).
     func testTheHintWrittenAtSealIsTheOneAScanOfTheSegmentGives() throws {
+        // 64 KiB segments keep every entry (16 KiB of them); 4 KiB segments (1 KiB) overflow
+        // part of the time, and those seals scan instead.
+        for segmentSize in [64 << 10, 4096] { try hintAtSeal(segmentSize: segmentSize) }
+    }
+
+    private func hintAtSeal(segmentSize: Int) throws {
         let dir = TemporaryDirectory("hint-at-seal")
-        var opts = options(segmentSize: 4096)
+        var opts = options(segmentSize: segmentSize)
         opts.autoCompaction = .disabled
         opts.compressionThreshold = 64
         var store = try Store(directory: dir.url, options: opts)
         var rng = SplitMix64(seed: baseSeed &+ 77)
-        for round in 0 ..< 120 {
+        for round in 0 ..< (segmentSize > 4096 ? 900 : 120) {
             if round == 57 {
                 try store.close()
                 store = try Store(directory: dir.url, options: opts)
             }
             let txn = try store.beginTransaction()
             for _ in 0 ..< Int(rng.next() % 4) + 1 {
-                let k = key(Int(rng.next() % 30))
+                let k = key(Int(rng.next() % 300))
                 if rng.next() % 5 == 0 { try txn.delete(table: 1, key: k) } else {
                     try txn.put(table: UInt32(rng.next() % 2), key: k, value: value(rng.next(), length: Int(rng.next() % 300), compressible: rng.next() % 2 == 0))
                 }
@@ -390,6 +396,6 @@ final class StoreTests: XCTestCase {
             XCTAssertEqual(Array(try Data(contentsOf: dir.url.appendingPathComponent(name))), expected, name)
             compared += 1
         }
-        XCTAssertGreaterThan(compared, 5)
+        XCTAssertGreaterThanOrEqual(compared, 3, "segments sealed with \(segmentSize)-byte segments")
     }
 }

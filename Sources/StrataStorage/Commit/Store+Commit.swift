@@ -327,7 +327,7 @@ extension Store {
             throw error
         }
         let sealed = SegmentView(id: oldID, region: activeRegion, length: oldSize, cipher: activeWriter.cipher)
-        if writeHint { writeHintForSealed(id: oldID, length: oldSize) }
+        if writeHint { writeHintForSealed(sealed) }
         writerDirectory.setSealed(sealed)
         writerSpace[oldID]?.sealed = true
         writerSpace[oldID]?.diskBytes = oldSize
@@ -339,7 +339,7 @@ extension Store {
         activeSize = dataStart
         activeRegion = newRegion
         activeWriter = RecordWriter(cipher: newCipher)
-        activeHint = HintFile.Builder(segmentID: newID)
+        activeHint = ActiveHint(limit: Store.activeHintLimit(segmentSize: options.segmentSize))
         writerDirectory.active = SegmentView(id: newID, region: newRegion, length: dataStart, cipher: newCipher)
         syncMonitor.withLock {
             appendedEnd = (newID, dataStart)
@@ -348,13 +348,29 @@ extension Store {
         }
     }
 
-    /// Writes the hint file of a just-sealed segment from the entries its appends recorded
-    /// (no second read of the segment). A hint is a cache: on failure the next open scans
-    /// the segment instead, so errors are not reported.
-    private func writeHintForSealed(id: UInt32, length: Int) {
+    /// The most memory the active segment's recorded hint entries may take: a quarter of a
+    /// segment, at most 16 MiB (a 64 MiB segment of records of ~150 bytes or more fits).
+    static func activeHintLimit(segmentSize: Int) -> Int { min(16 << 20, segmentSize / 4) }
+
+    /// Writes the hint file of a just-sealed segment, from the entries its appends recorded
+    /// when they fit (no second read of the segment), else from a scan of it. A hint is a
+    /// cache: on failure the next open scans the segment instead, so errors are not reported.
+    private func writeHintForSealed(_ segment: SegmentView) {
+        let id = segment.id, length = segment.length
         let space = writerSpace[id] ?? SegmentSpace(diskBytes: length, sealed: true)
-        let hint = activeHint.finish(segmentLength: length, lastSequence: lastAppendedSequence,
-                                     rawValueBytes: space.rawValueBytes, storedValueBytes: space.storedValueBytes)
+        var hint = activeHint.hintFile(segmentID: id, segmentLength: length, lastSequence: lastAppendedSequence,
+                                       rawValueBytes: space.rawValueBytes, storedValueBytes: space.storedValueBytes)
+        if hint == nil, let reader = segment.reader() {
+            var entries: [ScannedEntry] = []
+            let outcome = SegmentScanner.scan(reader, segmentID: id, previousSequence: 0) { found, _ in
+                entries.append(contentsOf: found)
+            }
+            guard outcome.damage == nil, outcome.committedEnd == length else { return }
+            hint = HintFile.encode(segmentID: id, segmentLength: length, entries: entries,
+                                   lastSequence: outcome.lastSequence, rawValueBytes: outcome.rawValueBytes,
+                                   storedValueBytes: outcome.storedValueBytes)
+        }
+        guard let hint else { return }
         try? Store.writeHint(path: path, id: id, bytes: hint, cipher: storeCipher, fileSystem: fileSystem)
     }
 }

@@ -32,10 +32,12 @@ enum HintFile {
         private var out: [UInt8]
         private(set) var count = 0
 
+        /// `count` goes into the header (``finish(segmentLength:lastSequence:rawValueBytes:storedValueBytes:)``
+        /// replaces it by the number of entries added); `entryBytes`, if known, sizes the buffer.
         init(segmentID: UInt32, segmentLength: Int, count: Int, lastSequence: UInt64,
-             rawValueBytes: Int, storedValueBytes: Int) {
+             rawValueBytes: Int, storedValueBytes: Int, entryBytes: Int? = nil) {
             out = HintFile.magic
-            out.reserveCapacity(HintFile.headerSize + count * 40 + 4)
+            out.reserveCapacity(HintFile.headerSize + (entryBytes ?? count * 40) + 4)
             out.appendLE32(HintFile.version)
             out.appendLE32(segmentID)
             out.appendLE64(UInt64(segmentLength))
@@ -46,35 +48,15 @@ enum HintFile {
             out.appendLE64(0)
         }
 
-        /// An empty builder for segment `segmentID`, whose totals ``finish(segmentLength:lastSequence:rawValueBytes:storedValueBytes:)`` sets.
-        init(segmentID: UInt32) {
-            self.init(segmentID: segmentID, segmentLength: 0, count: 0, lastSequence: 0, rawValueBytes: 0, storedValueBytes: 0)
-        }
-
         mutating func add(kind: RecordKind, table: UInt32, key: UnsafeRawBufferPointer, location: Location, sequence: UInt64) {
             count += 1
-            out.append(kind.rawValue)
-            out.append(contentsOf: [0, 0, 0])
-            out.appendLE32(table)
-            out.appendLE32(location.offset)
-            out.appendLE32(location.size)
-            out.appendLE64(sequence)
-            out.appendLE32(UInt32(key.count))
-            out.append(contentsOf: key)
+            HintFile.appendEntry(to: &out, kind: kind, table: table, key: key, location: location, sequence: sequence)
         }
 
-        /// Where the builder stands: ``truncate(to:)`` goes back to it.
-        struct Mark {
-            fileprivate var count: Int
-            fileprivate var bytes: Int
-        }
-
-        var mark: Mark { Mark(count: count, bytes: out.count) }
-
-        /// Drops every entry added since `mark` (a rolled-back transaction's).
-        mutating func truncate(to mark: Mark) {
-            count = mark.count
-            out.removeSubrange(mark.bytes...)
+        /// Adds entries already laid out by ``HintFile/appendEntry(to:kind:table:key:location:sequence:)``
+        /// (the header's count is the one given at init).
+        mutating func appendEncodedEntries(_ entries: [UInt8]) {
+            out.append(contentsOf: entries)
         }
 
         mutating func finish() -> [UInt8] {
@@ -94,6 +76,19 @@ enum HintFile {
             }
             return finish()
         }
+    }
+
+    /// Lays out one entry at the end of `out`.
+    static func appendEntry(to out: inout [UInt8], kind: RecordKind, table: UInt32, key: UnsafeRawBufferPointer,
+                            location: Location, sequence: UInt64) {
+        out.append(kind.rawValue)
+        out.append(contentsOf: [0, 0, 0])
+        out.appendLE32(table)
+        out.appendLE32(location.offset)
+        out.appendLE32(location.size)
+        out.appendLE64(sequence)
+        out.appendLE32(UInt32(key.count))
+        out.append(contentsOf: key)
     }
 
     static func encode(segmentID: UInt32, segmentLength: Int, entries: [ScannedEntry], lastSequence: UInt64,

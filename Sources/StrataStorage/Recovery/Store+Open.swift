@@ -20,7 +20,7 @@ struct Recovered {
     /// The active segment's cipher (encrypted store).
     var activeCipher: FileCipher?
     /// The active segment's hint entries so far (empty for a read-only open).
-    var activeHint: HintFile.Builder
+    var activeHint: ActiveHint
     /// The number the next new segment file takes.
     var nextFileNumber: UInt32
     /// The segments as MANIFEST lists them (written already, unless the open was read-only).
@@ -100,7 +100,7 @@ extension Store {
             guard writable else {
                 return Recovered(directory: directory, space: space, activeFile: nil, activeID: 0, activeSize: 0,
                                  activeRegion: MappedRegion(base: nil, length: 0), activeCipher: nil,
-                                 activeHint: HintFile.Builder(segmentID: 0),
+                                 activeHint: ActiveHint(limit: 0),
                                  nextFileNumber: 1, manifest: Manifest())
             }
             let (file, fileCipher) = try createSegment(path: path, id: 1, cipher: cipher, fileSystem: fs)
@@ -113,7 +113,7 @@ extension Store {
             if marker != nil { try removeMarker(path: path, fileSystem: fs) }
             return Recovered(directory: directory, space: space, activeFile: file, activeID: 1,
                              activeSize: dataStart, activeRegion: region, activeCipher: fileCipher,
-                             activeHint: HintFile.Builder(segmentID: 1),
+                             activeHint: ActiveHint(limit: Store.activeHintLimit(segmentSize: options.segmentSize)),
                              nextFileNumber: max(2, (allNumbers.last ?? 0) &+ 1), manifest: created)
         }
         if writable, newestNumber == .max {
@@ -205,7 +205,7 @@ extension Store {
         var segmentSpace = SegmentSpace(diskBytes: size, sealed: false)
         var validLength: Int
         var activeCipher = active.cipher
-        var activeHint = HintFile.Builder(segmentID: id)
+        var activeHint = ActiveHint(limit: writable ? Store.activeHintLimit(segmentSize: options.segmentSize) : 0)
         if active.tornCreation {
             if writable {
                 let start = try SegmentHeader.fileStart(SegmentHeader.encode(number: id), cipher: cipher)
