@@ -39,6 +39,8 @@ struct StrataBench: ParsableCommand {
     var statuses = 10_000
     @Option(help: "Profile the JSON reader alone on one payload file (its path).")
     var profileReader: String?
+    @Flag(help: "Profile opening a store of --records keys alone (built once, opened five times).")
+    var profileOpen = false
     @Option(help: "Objects in the object-level benchmarks.")
     var objects = 100_000
 
@@ -55,6 +57,10 @@ struct StrataBench: ParsableCommand {
             for _ in 0 ..< max(rounds, 1) * 50 { if case .object(let o) = try JSONValue(data: data) { sink &+= o.count } }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             print(String(format: "%.0f MB/s (%d)", Double(data.count * max(rounds, 1) * 50) / seconds / 1e6, sink % 10))
+            return
+        }
+        if profileOpen {
+            try engine.profileOpen()
             return
         }
         if profileImport {

@@ -48,6 +48,17 @@ struct IndexSlot {
     var key: IndexKey {
         isBoxed ? IndexKey(box.bytes) : IndexKey(inlineWords: (k0, k1))
     }
+
+    /// Whether `other` holds the same key.
+    func sameKey(as other: IndexSlot) -> Bool {
+        if isBoxed != other.isBoxed { return false }
+        return isBoxed ? box.bytes == other.box.bytes : (k0, k1) == (other.k0, other.k1)
+    }
+
+    /// Gives up this slot's reference to its key box (a slot dropped without a page).
+    func releaseBox() {
+        if isBoxed { Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(k0))!).release() }
+    }
 }
 
 /// A node of the trie: a branch (children by 4 or 8 hash bits) or a leaf page.
@@ -77,6 +88,25 @@ final class IndexNode: @unchecked Sendable {
     static let initialPageCapacity = 8
 
     var isLeaf: Bool { slots != nil }
+
+    /// The capacity a page holding `count` entries has once grown: the smallest power of
+    /// two from `initialPageCapacity` that keeps it within the 7/8 load factor.
+    static func pageCapacity(for count: Int) -> Int {
+        var capacity = initialPageCapacity
+        while count * 8 > capacity * 7 { capacity *= 2 }
+        return capacity
+    }
+
+    /// Hands every entry of this page to `body` and empties the page; each entry's key box,
+    /// if any, goes with it (the page no longer releases it).
+    func moveAll(_ body: (IndexSlot) -> Void) {
+        let slots = self.slots!
+        for i in 0 ..< capacity where slots[i].tag != 0 {
+            body(slots[i])
+            slots[i].tag = 0
+        }
+        count = 0
+    }
 
     init(branchAt shift: Int, bits: Int) {
         children = ContiguousArray(repeating: nil, count: 1 << bits)
@@ -138,13 +168,19 @@ final class IndexNode: @unchecked Sendable {
     /// The slot holding `key`, or nil.
     @inline(__always)
     func find(_ key: IndexKey, tag: UInt32) -> Int? {
+        find(tag: tag, matching: { $0.matches(key) })
+    }
+
+    /// The slot with `tag` that `matching` accepts, or nil.
+    @inline(__always)
+    func find(tag: UInt32, matching: (IndexSlot) -> Bool) -> Int? {
         let slots = self.slots!
         let mask = capacity - 1
         var i = IndexNode.home(tag, mask: mask)
         while true {
             let slot = slots[i]
             if slot.tag == 0 { return nil }
-            if slot.tag == tag && slot.matches(key) { return i }
+            if slot.tag == tag && matching(slot) { return i }
             i = (i + 1) & mask
         }
     }
@@ -199,6 +235,16 @@ struct HashIndex: Sendable {
     private(set) var count = 0
 
     init() {}
+
+    /// An index whose trie was built whole (IndexBuilder.swift).
+    init(root: IndexNode, count: Int) {
+        self.root = root
+        self.count = count
+    }
+
+    /// Which child of the root routes `tag`.
+    @inline(__always)
+    static func rootPart(_ tag: UInt32) -> Int { Int(tag >> UInt32(IndexNode.rootShift)) }
 
     @inline(__always)
     static func hash(_ key: IndexKey) -> UInt64 {
@@ -338,6 +384,11 @@ struct HashIndex: Sendable {
             child.place(slot)
         }
         return branch
+    }
+
+    /// The slot for `key` at `location`; a key over 15 bytes gets a box, retained once.
+    static func makeSlot(_ key: IndexKey, location: Location) -> IndexSlot {
+        makeSlot(key, location: location, tag: tag(hash(key)))
     }
 
     private static func makeSlot(_ key: IndexKey, location: Location, tag: UInt32) -> IndexSlot {

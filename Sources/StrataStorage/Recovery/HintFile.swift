@@ -109,39 +109,60 @@ enum HintFile {
     /// preamble in an encrypted store).
     static func decode(_ bytes: UnsafeRawBufferPointer, segmentID: UInt32, segmentLength: Int,
                        previousSequence: UInt64, ordered: Bool = true, dataStart: Int = SegmentHeader.size) -> Contents? {
+        var entries: [ScannedEntry] = []
+        guard let summary = walk(bytes, segmentID: segmentID, segmentLength: segmentLength, previousSequence: previousSequence,
+                                 ordered: ordered, dataStart: dataStart, body: { entries.append($0) }) else { return nil }
+        return Contents(entries: entries, lastSequence: summary.lastSequence,
+                        rawValueBytes: summary.rawValueBytes, storedValueBytes: summary.storedValueBytes)
+    }
+
+    /// As ``decode(_:segmentID:segmentLength:previousSequence:ordered:dataStart:)``, handing
+    /// each entry to `body` without collecting them — only once the whole file has checked
+    /// out, so `body` never sees part of a hint that is then refused. Returns the totals
+    /// (with no entries) or nil.
+    static func forEachEntry(_ bytes: UnsafeRawBufferPointer, segmentID: UInt32, segmentLength: Int, previousSequence: UInt64,
+                             ordered: Bool, dataStart: Int, _ body: (ScannedEntry) -> Void) -> Contents? {
+        guard walk(bytes, segmentID: segmentID, segmentLength: segmentLength, previousSequence: previousSequence,
+                   ordered: ordered, dataStart: dataStart, body: { _ in }) != nil else { return nil }
+        return walk(bytes, segmentID: segmentID, segmentLength: segmentLength, previousSequence: previousSequence,
+                    ordered: ordered, dataStart: dataStart, body: body)
+    }
+
+    /// The one parser of hint files: checks everything and calls `body` per entry as it goes.
+    private static func walk(_ bytes: UnsafeRawBufferPointer, segmentID: UInt32, segmentLength: Int, previousSequence: UInt64,
+                             ordered: Bool, dataStart: Int, body: (ScannedEntry) -> Void) -> Contents? {
         guard bytes.count >= headerSize + 4 else { return nil }
-        let body = UnsafeRawBufferPointer(rebasing: bytes[0 ..< bytes.count - 4])
-        guard Checksum.crc32c(body) == bytes.le32(bytes.count - 4) else { return nil }
+        let content = UnsafeRawBufferPointer(rebasing: bytes[0 ..< bytes.count - 4])
+        guard Checksum.crc32c(content) == bytes.le32(bytes.count - 4) else { return nil }
         guard Array(bytes[0 ..< 8]) == magic, bytes.le32(8) == version, bytes.le32(12) == segmentID,
               bytes.le64(16) == UInt64(segmentLength) else { return nil }
         let count = bytes.le64(24)
-        guard count <= UInt64(body.count / entryFixedSize) else { return nil }
-        var entries: [ScannedEntry] = []
-        entries.reserveCapacity(Int(count))
+        guard count <= UInt64(content.count / entryFixedSize) else { return nil }
         var offset = headerSize
         var lastSeen = previousSequence
         for _ in 0 ..< Int(count) {
-            guard offset + entryFixedSize <= body.count,
-                  let kind = RecordKind(rawValue: body[offset]), kind != .commit else { return nil }
-            let recordOffset = Int(body.le32(offset + 8)), recordSize = Int(body.le32(offset + 12))
-            let sequence = body.le64(offset + 16), keyLength = Int(body.le32(offset + 24))
-            guard keyLength <= StoreOptions.maxKeySize, offset + entryFixedSize + keyLength <= body.count,
+            guard offset + entryFixedSize <= content.count,
+                  let kind = RecordKind(rawValue: content[offset]), kind != .commit else { return nil }
+            let recordOffset = Int(content.le32(offset + 8)), recordSize = Int(content.le32(offset + 12))
+            let sequence = content.le64(offset + 16), keyLength = Int(content.le32(offset + 24))
+            guard keyLength <= StoreOptions.maxKeySize, offset + entryFixedSize + keyLength <= content.count,
                   recordOffset >= dataStart, recordOffset % 8 == 0,
                   recordSize >= RecordFormat.headerSize, recordOffset + recordSize <= segmentLength,
                   !ordered || (sequence >= lastSeen && sequence > previousSequence) else { return nil }
             lastSeen = max(lastSeen, sequence)
             let keyStart = offset + entryFixedSize
-            entries.append(ScannedEntry(
-                kind: kind, table: body.le32(offset + 4),
-                key: UnsafeRawBufferPointer(rebasing: body[keyStart ..< keyStart + keyLength]),
+            body(ScannedEntry(
+                kind: kind, table: content.le32(offset + 4),
+                key: UnsafeRawBufferPointer(rebasing: content[keyStart ..< keyStart + keyLength]),
                 location: Location(segment: segmentID, offset: UInt32(recordOffset), size: UInt32(recordSize)),
                 sequence: sequence))
             offset = keyStart + keyLength
         }
-        guard offset == body.count else { return nil }
+        guard offset == content.count else { return nil }
         let lastSequence = bytes.le64(32)
-        guard bytes.le64(40) < 1 << 62, bytes.le64(48) < 1 << 62, lastSequence >= lastSeen, !ordered || lastSequence > previousSequence || entries.isEmpty else { return nil }
-        return Contents(entries: entries, lastSequence: lastSequence,
+        guard bytes.le64(40) < 1 << 62, bytes.le64(48) < 1 << 62, lastSequence >= lastSeen,
+              !ordered || lastSequence > previousSequence || count == 0 else { return nil }
+        return Contents(entries: [], lastSequence: lastSequence,
                         rawValueBytes: Int(bytes.le64(40)), storedValueBytes: Int(bytes.le64(48)))
     }
 }

@@ -90,6 +90,7 @@ extension Store {
         let marker = try readMarker(path: path, names: names, cipher: cipher, fileSystem: fs)
 
         var directory = KeyDirectory()
+        var index = IndexBuilder()
         var space: [UInt32: SegmentSpace] = [:]
 
         guard let newestNumber = numbers.last else {
@@ -180,7 +181,7 @@ extension Store {
             var segmentSpace = SegmentSpace(diskBytes: segment.size, sealed: true, kind: segment.info.kind,
                                             position: segment.info.position)
             lastSequence = try loadSealed(segment, path: path, writable: writable, previousSequence: lastSequence, cipher: cipher,
-                                          directory: &directory, space: &space, segmentSpace: &segmentSpace, fileSystem: fs)
+                                          index: &index, segmentSpace: &segmentSpace, fileSystem: fs)
             // A compacted segment stands for every transaction of the segments it replaced,
             // even those it dropped: the store's sequence never goes back past them.
             lastSequence = max(lastSequence, segment.info.coversThroughSequence)
@@ -189,7 +190,7 @@ extension Store {
             if segment.info.reliesOnSequence > reliedOn.sequence {
                 reliedOn = (segment.info.reliesOnSequence, segment.number)
             }
-            space[segment.number] = mergeSpace(space[segment.number], segmentSpace)
+            space[segment.number] = segmentSpace
             directory.setSealed(SegmentView(id: segment.number, region: segment.region, length: segment.size, cipher: segment.cipher))
         }
 
@@ -221,7 +222,7 @@ extension Store {
             let reader = SegmentReader(region.bytes(at: 0, count: size, limit: size)!, cipher: active.cipher)
             let outcome = SegmentScanner.scan(reader, segmentID: id, previousSequence: lastSequence) { entries, _ in
                 for entry in entries {
-                    apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace)
+                    index.add(entry)
                     if writable {
                         activeHint.add(kind: entry.kind, table: entry.table, key: entry.key, location: entry.location, sequence: entry.sequence)
                     }
@@ -265,7 +266,12 @@ extension Store {
             if writable { try removeMarker(path: path, fileSystem: fs) }
         }
         segmentSpace.diskBytes = writable ? size : originalSize
-        space[id] = mergeSpace(space[id], segmentSpace)
+        space[id] = segmentSpace
+        // Every segment read: the index is built whole, and each segment's live bytes are
+        // those of the records it ends up holding.
+        let built = index.build()
+        directory.tables = built.tables
+        for (number, bytes) in built.liveBytes { space[number]?.liveBytes = bytes }
         directory.active = SegmentView(id: id, region: region, length: validLength, cipher: activeCipher)
         directory.sequence = lastSequence
         var loaded = Manifest()
@@ -296,7 +302,7 @@ extension Store {
     /// when that is valid, otherwise by scanning it (and then writing a new hint). Returns
     /// the newest sequence seen so far.
     private static func loadSealed(_ segment: FoundSegment, path: String, writable: Bool, previousSequence: UInt64,
-                                   cipher: StoreCipher?, directory: inout KeyDirectory, space: inout [UInt32: SegmentSpace],
+                                   cipher: StoreCipher?, index: inout IndexBuilder,
                                    segmentSpace: inout SegmentSpace, fileSystem fs: any FileSystem) throws -> UInt64 {
         let id = segment.number, size = segment.size
         let ordered = segment.info.kind == .log
@@ -304,9 +310,9 @@ extension Store {
         var usedHint = false
         if let hintBytes = loadHintBytes(path: path, id: id, cipher: cipher, fileSystem: fs) {
             hintBytes.withUnsafeBytes { raw in
-                guard let hint = HintFile.decode(raw, segmentID: id, segmentLength: size, previousSequence: previousSequence,
-                                                 ordered: ordered, dataStart: SegmentReader.dataStart(encrypted: cipher != nil)) else { return }
-                for entry in hint.entries { apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace) }
+                guard let hint = HintFile.forEachEntry(raw, segmentID: id, segmentLength: size, previousSequence: previousSequence,
+                                                       ordered: ordered, dataStart: SegmentReader.dataStart(encrypted: cipher != nil),
+                                                       { index.add($0) }) else { return }
                 lastSequence = max(previousSequence, hint.lastSequence)
                 segmentSpace.rawValueBytes = hint.rawValueBytes
                 segmentSpace.storedValueBytes = hint.storedValueBytes
@@ -320,12 +326,12 @@ extension Store {
         let outcome: ScanOutcome
         if ordered {
             outcome = SegmentScanner.scan(reader, segmentID: id, previousSequence: previousSequence) { entries, _ in
-                for entry in entries { apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace) }
+                for entry in entries { index.add(entry) }
                 hintEntries.append(contentsOf: entries)
             }
         } else {
             outcome = SegmentScanner.scanCompacted(reader, segmentID: id) { entries in
-                for entry in entries { apply(entry, to: &directory, space: &space, segmentSpace: &segmentSpace) }
+                for entry in entries { index.add(entry) }
                 hintEntries = entries
             }
         }
@@ -342,36 +348,6 @@ extension Store {
             try? writeHint(path: path, id: id, bytes: hint, cipher: cipher, fileSystem: fs)
         }
         return max(previousSequence, outcome.lastSequence)
-    }
-
-    /// Applies one recovered put or delete to the index and the space accounting.
-    /// `segmentSpace` is the accounting of the segment being read (not yet in `space`).
-    private static func apply(_ entry: ScannedEntry, to directory: inout KeyDirectory,
-                              space: inout [UInt32: SegmentSpace], segmentSpace: inout SegmentSpace) {
-        let key = IndexKey(entry.key)
-        let old: Location?
-        if entry.kind == .put {
-            old = directory.put(table: entry.table, key: key, location: entry.location)
-            segmentSpace.liveBytes += Int(entry.location.size)
-        } else {
-            old = directory.remove(table: entry.table, key: key)
-        }
-        if let old {
-            if old.segment == entry.location.segment {
-                segmentSpace.liveBytes -= Int(old.size)
-            } else {
-                space[old.segment, default: SegmentSpace(diskBytes: 0, sealed: true)].liveBytes -= Int(old.size)
-            }
-        }
-    }
-
-    /// Combines accounting recorded for a segment before it was read (live bytes removed by
-    /// later segments cannot happen before) with what reading it found.
-    private static func mergeSpace(_ earlier: SegmentSpace?, _ found: SegmentSpace) -> SegmentSpace {
-        guard let earlier else { return found }
-        var merged = found
-        merged.liveBytes += earlier.liveBytes
-        return merged
     }
 
     /// The MANIFEST, or nil if the store has none (a new store, or one written before
