@@ -78,7 +78,7 @@ struct IndexBuilder {
     /// bits with each part laid out the same way. Slots move with their key boxes.
     private static func reshape(_ page: IndexNode) -> IndexNode {
         let capacity = IndexNode.pageCapacity(for: page.count)
-        if capacity <= IndexNode.maxPageCapacity || page.shift < IndexNode.minimumSplitShift {
+        if page.count <= IndexNode.maxPageEntries || page.shift < IndexNode.minimumSplitShift {
             if capacity == page.capacity { return page }
             let sized = IndexNode(pageAt: page.shift, capacity: capacity)
             page.moveAll { sized.place($0) }
