@@ -151,7 +151,7 @@ final class PropertyTypesTests: RealmTestCase {
             XCTAssertEqual("\(error)", "invalid schema: TwoKeys declares more than one primary key: a, b")
         }
         XCTAssertThrowsError(try Realm(configuration: configuration(types: [DoubleKey.self]))) { error in
-            XCTAssertTrue("\(error)".contains("a primary key must be Int, Int8/16/32/64, String or UUID, not double"), "\(error)")
+            XCTAssertTrue("\(error)".contains("a primary key must be Int, Int8/16/32/64, String, UUID or ObjectId, not double"), "\(error)")
         }
         XCTAssertThrowsError(try Realm(configuration: configuration(types: [User.self]))) { error in
             XCTAssertTrue("\(error)".contains("User.car links to 'Car', which is not in Configuration.objectTypes"), "\(error)")

@@ -437,7 +437,10 @@ struct MappingEngine {
             case .bool(let b): return .int(b ? 1 : 0)
             case .null: return .null
             }
-        case .object:
+        case .objectId:
+            if case .string(let s) = value, let id = try? ObjectId(string: s) { return .objectId(id) }
+            return try fail()
+        case .object, .embedded, .linkingObjects:
             return try fail()
         }
     }
@@ -454,7 +457,9 @@ struct MappingEngine {
         case .uuid: return "a UUID string"
         case .decimal: return "a decimal"
         case .column: return property.objectClassName ?? "a column value"
-        case .object: return property.objectClassName ?? "an object"
+        case .objectId: return "an ObjectId (24 hexadecimal digits)"
+        case .object, .embedded: return property.objectClassName ?? "an object"
+        case .linkingObjects: return "nothing (linking objects are read-only)"
         }
     }
 
@@ -740,8 +745,29 @@ struct MappingEngine {
         case .list(let items):
             var element = property
             element.isList = false
+            element.isSet = false
             return .array(try items.map { try jsonValue($0, property: element) })
+        case .objectId(let id): return .string(id.stringValue)
+        case .map(let entries):
+            var element = property
+            element.isMap = false
+            return .object(try entries.mapValues { try jsonValue($0, property: element) })
+        case .embedded(let fields):
+            return try embeddedJSON(fields, property: property)
         }
+    }
+
+    /// An embedded object's stored fields as a JSON object, by its stored schema (front ends
+    /// map embedded properties as relationships, so this serves values read as fields).
+    private func embeddedJSON(_ fields: [FieldValue], property: PropertySchema) throws -> JSONValue {
+        guard let schema = property.objectClassName.flatMap({ realm?.schema[$0] }) else {
+            throw RealmError.invalidValue("the embedded \(property.objectClassName ?? "?") of \(property.name) cannot be encoded without its realm's schema")
+        }
+        var members: [String: JSONValue] = [:]
+        for (index, nested) in schema.properties.enumerated() where nested.kind != .linkingObjects {
+            members[nested.name] = try jsonValue(index < fields.count ? fields[index] : .null, property: nested)
+        }
+        return .object(members)
     }
 
     /// `json` with `value` placed at `path`, creating objects along the way.

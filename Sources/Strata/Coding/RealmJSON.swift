@@ -84,9 +84,12 @@ extension JSONValueTransformer {
 
     /// A primary key in the JSON becomes a link to that existing object of `type`.
     public static func primaryKey(_ type: Object.Type) -> JSONValueTransformer {
-        JSONValueTransformer(forward: { json in
+        let keyKind = ObjectType.info(for: type).schema.primaryKeyProperty?.kind
+        return JSONValueTransformer(forward: { json in
             switch json {
             case .int(let i): return PrimaryKeyValue.int(i)
+            case .string(let s) where keyKind == .objectId: return (try? ObjectId(string: s)).map(PrimaryKeyValue.objectId) ?? json
+            case .string(let s) where keyKind == .uuid: return UUID(uuidString: s).map(PrimaryKeyValue.uuid) ?? json
             case .string(let s): return PrimaryKeyValue.string(s)
             case .null: return nil
             default: return json
@@ -97,6 +100,7 @@ extension JSONValueTransformer {
             case .int(let i): return .int(i)
             case .string(let s): return .string(s)
             case .uuid(let u): return .string(u.uuidString)
+            case .objectId(let id): return .string(id.stringValue)
             }
         })
     }

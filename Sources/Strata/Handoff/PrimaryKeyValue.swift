@@ -19,13 +19,16 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
     case string(String)
     /// A UUID key.
     case uuid(UUID)
+    /// An ``ObjectId`` key.
+    case objectId(ObjectId)
 
-    /// The key as a plain Swift value (`Int`, `String` or `UUID`).
+    /// The key as a plain Swift value (`Int`, `String`, `UUID` or `ObjectId`).
     public var anyValue: any Sendable {
         switch self {
         case .int(let v): return Int(truncatingIfNeeded: v)
         case .string(let v): return v
         case .uuid(let v): return v
+        case .objectId(let v): return v
         }
     }
 
@@ -42,11 +45,13 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case .int(let v): return String(v)
         case .string(let v): return "'\(v)'"
         case .uuid(let v): return v.uuidString
+        case .objectId(let v): return v.stringValue
         }
     }
 
     /// The engine key: a kind byte, then the value (integers big-endian with the sign bit
-    /// flipped, so byte order is numeric order).
+    /// flipped, so byte order is numeric order; ObjectIds' 12 bytes, so byte order is
+    /// creation order).
     var keyBytes: [UInt8] {
         switch self {
         case .int(let v):
@@ -63,6 +68,8 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
             var bytes: [UInt8] = [0x75]
             withUnsafeBytes(of: u.uuid) { bytes.append(contentsOf: $0) }
             return bytes
+        case .objectId(let id):
+            return [0x6F] + id.bytes
         }
     }
 
@@ -93,6 +100,8 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
             var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: bytes[1...]) }
             self = .uuid(UUID(uuid: raw))
+        case 0x6F where bytes.count == 13:
+            self = .objectId(ObjectId(bytes: bytes[1...])!)
         default: return nil
         }
     }
@@ -103,6 +112,7 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case .int(let v): self = .int(v)
         case .string(let v): self = .string(v)
         case .uuid(let v): self = .uuid(v)
+        case .objectId(let v): self = .objectId(v)
         default: return nil
         }
     }
@@ -113,10 +123,11 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case .int(let v): return .int(v)
         case .string(let v): return .string(v)
         case .uuid(let v): return .uuid(v)
+        case .objectId(let v): return .objectId(v)
         }
     }
 
-    /// The key a user passed (`Int`, any integer width, `String`, `UUID`, or a `PrimaryKeyValue`).
+    /// The key a user passed (`Int`, any integer width, `String`, `UUID`, `ObjectId`, or a `PrimaryKeyValue`).
     @inline(__always)
     init?<T>(any value: T) {
         if T.self == Int.self { self = .int(Int64(unsafeBitCast(value, to: Int.self))); return }
@@ -130,6 +141,7 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case let v as Int8: self = .int(Int64(v))
         case let v as String: self = .string(v)
         case let v as UUID: self = .uuid(v)
+        case let v as ObjectId: self = .objectId(v)
         default: return nil
         }
     }
@@ -154,7 +166,8 @@ enum IndexValueKey {
         case .decimal(let d): out = [0x6E]; out.append(contentsOf: d.description.utf8)
         case .data(let d): out = [0x78]; out.append(contentsOf: d)
         case .link(let k): out = [0x6C]; out.append(contentsOf: k)
-        case .list: out = [0x4C]; out.append(contentsOf: RowFormat.encode([value]))
+        case .objectId(let id): return PrimaryKeyValue.objectId(id).keyBytes
+        case .list, .embedded, .map: out = [0x4C]; out.append(contentsOf: RowFormat.encode([value]))
         }
         return out
     }

@@ -206,7 +206,7 @@ public final class Migration {
         let object = MigrationObject(className: typeName, values: [:], schema: schema, isOld: false, migration: self,
                                      identity: Migration.createdIdentity(createdCount), createdNumber: createdCount)
         for property in schema.properties {
-            object.values[property.name] = property.isList ? .list([]) : (property.isOptional || property.kind == .object ? .null : FieldValue.zero(property.kind))
+            object.values[property.name] = FieldValue.zero(property)
         }
         created[typeName, default: []].append(createdCount)
         clearedTypes.insert(typeName)
@@ -507,7 +507,7 @@ public final class Migration {
         // 2. Remove the old rows and index entries of every type that is rewritten.
         for typeName in rewritten {
             guard let old = oldSchema[typeName] else { continue }
-            for property in 0 ..< old.properties.count where old.properties[property].isIndexed {
+            for (property, _) in oldSchema.maintainedIndexes(of: old) {
                 let table = StoreLayout.indexTable(old.tableNumber, property: property)
                 for key in snapshot.keys(table: table) { try transaction.delete(table: table, key: key) }
             }
@@ -519,6 +519,7 @@ public final class Migration {
         for typeName in rewritten {
             guard let schema = newSchema[typeName] else { continue }
             let table = StoreLayout.objectTable(schema.tableNumber)
+            let maintained = newSchema.maintainedIndexes(of: schema)
             var deltas: [Int: SecondaryIndex.Delta] = [:]
             var pending = 0
             // The same walk as step 1 (one snapshot, the same order), so the same keys.
@@ -546,8 +547,8 @@ public final class Migration {
                     }
                 }
                 try transaction.put(table: table, key: key, value: RowFormat.encodeChecked(fields, of: "a migrated \(schema.className) row"))
-                for (index, property) in schema.properties.enumerated() where property.isIndexed {
-                    deltas[index, default: SecondaryIndex.Delta()].add(key, value: fields[index])
+                for (index, backlink) in maintained {
+                    deltas[index, default: SecondaryIndex.Delta()].record(key, old: nil, new: fields[index], backlink: backlink)
                 }
                 pending += 1
                 if pending >= Migration.indexBatch {

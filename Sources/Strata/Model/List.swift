@@ -1,12 +1,19 @@
 // List: an ordered collection property. Unmanaged, it is an array; managed, it reads and
 // writes its property of the owning object (one field of the row).
 
-/// The element-type-erased face of a `List`, for reflection and dynamic access.
+/// The element-type-erased face of a collection property (`List`, `MutableSet`, `Map`,
+/// `LinkingObjects`), for reflection and dynamic access.
 public class _ListBase {
     var _anyElements: [Any?] { [] }
+    /// The value as a plain Swift value (`Object[name]`): an array; a map, a dictionary.
+    var _anyValue: Any? { _anyElements }
     func _replaceAll(withAny value: Any?, property: String) throws {}
     /// The stored fields of the elements (links need the realm that will hold them).
     func _fields(in realm: Realm) throws -> [FieldValue] { [] }
+    /// The stored field of the whole collection.
+    func _field(in realm: Realm) throws -> FieldValue { .list(try _fields(in: realm)) }
+    /// The stored field of an empty collection of this kind.
+    var _emptyField: FieldValue { .list([]) }
     /// Deep copies of the elements, for `Object.deepCopy()`.
     func _unmanagedCopy(_ copier: inout DeepCopier) -> _ListBase { self }
     /// A list of the same element type bound to a managed object's property.
@@ -174,39 +181,10 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
 
     // MARK: Erased
 
-    override var _anyElements: [Any?] {
-        current.map { element -> Any? in
-            if let object = element as? Object { return object }
-            return (try? element._field(in: nil))?.anyValue
-        }
-    }
+    override var _anyElements: [Any?] { CollectionErasure.anyElements(current) }
 
     override func _replaceAll(withAny value: Any?, property: String) throws {
-        guard let value else { store([]); return }
-        let items: [Any?]
-        if let list = value as? _ListBase { items = list._anyElements }
-        else if let array = value as? [Any?] { items = array }
-        else if let array = value as? [Any] { items = array.map { $0 } }
-        else { throw RealmError.invalidValue("\(property) is a list; got \(type(of: value))") }
-        var elements: [Element] = []
-        for (position, item) in items.enumerated() {
-            if let element = item as? Element { elements.append(element); continue }
-            if Element._propertyKind == .object {
-                if let owner, let objectType = Element.self as? Object.Type,
-                   let object = try owner.realm.objectFromValue(objectType, item) as? Element {
-                    elements.append(object)
-                    continue
-                }
-                throw RealmError.invalidValue("\(property)[\(position)]: expected \(Element.self), got \(item.map { "\(type(of: $0))" } ?? "nil")")
-            }
-            let template = PropertySchema(name: property, kind: Element._propertyKind, isOptional: Element.self is ExpressibleByNilLiteral.Type, objectClassName: Element._typeName)
-            let field = try FieldValue.converting(item, to: template, context: "\(property)[\(position)]")
-            guard let element = Element._fromField(field, in: nil) else {
-                throw RealmError.invalidValue("\(property)[\(position)]: \(item.map { "\($0)" } ?? "nil") is not a \(Element.self)")
-            }
-            elements.append(element)
-        }
-        store(elements)
+        store(try CollectionErasure.elements(from: value, property: property, realm: owner?.realm))
     }
 
     override func _fields(in realm: Realm) throws -> [FieldValue] {
@@ -219,10 +197,7 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
 
     override func _unmanagedCopy(_ copier: inout DeepCopier) -> _ListBase {
         let copy = List<Element>()
-        copy.unmanaged = current.map { element in
-            if let object = element as? Object { return copier.copy(object) as! Element }
-            return element
-        }
+        copy.unmanaged = CollectionErasure.deepCopies(current, &copier)
         return copy
     }
 }

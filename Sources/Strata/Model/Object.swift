@@ -93,7 +93,7 @@ open class Object: CustomStringConvertible {
             switch _slots[index] {
             case .value(let field): return field.anyValue
             case .object(let object): return object
-            case .list(let list): return list._anyElements
+            case .list(let list): return list._anyValue
             }
         }
         set {
@@ -177,7 +177,7 @@ open class Object: CustomStringConvertible {
 
 /// Links: an `Object?` property or a `List` of objects.
 extension Object: _PersistableValue {
-    public static var _propertyKind: PropertyKind { .object }
+    public static var _propertyKind: PropertyKind { Self.self is EmbeddedObject.Type ? .embedded : .object }
     public static var _typeName: String? { className }
     public static var _defaultValue: Self { Self() }
     public static func _fromField(_ field: FieldValue, in realm: Realm?) -> Self? {

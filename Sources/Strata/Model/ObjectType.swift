@@ -26,6 +26,10 @@ final class ObjectType: @unchecked Sendable {
                 if label.hasPrefix("_") { label.removeFirst() }
                 var property = descriptor.schemaTemplate
                 property.name = label
+                if property.kind == .linkingObjects, case .list(let slot) = prototype._slots[descriptor.index],
+                   let linking = slot as? _LinkingObjectsBase {
+                    property.originProperty = linking.originProperty
+                }
                 property.isPrimaryKey = descriptor.isPrimaryKey
                 property.isIndexed = descriptor.isIndexed && !descriptor.isPrimaryKey
                 found.append((descriptor.index, property, descriptor.canRead))
@@ -44,19 +48,20 @@ final class ObjectType: @unchecked Sendable {
             throw RealmError.invalidSchema("\(className) declares more than one primary key: \(keys.map(\.name).joined(separator: ", "))")
         }
         if let key = keys.first {
-            guard !key.isList, !key.isOptional, [.int, .int8, .int16, .int32, .int64, .string, .uuid].contains(key.kind) else {
-                throw RealmError.invalidSchema("\(className).\(key.name): a primary key must be Int, Int8/16/32/64, String or UUID, not \(key.typeDescription)")
+            guard !key.isList, !key.isMap, !key.isOptional, Schema.primaryKeyKinds.contains(key.kind) else {
+                throw RealmError.invalidSchema("\(className).\(key.name): a primary key must be Int, Int8/16/32/64, String, UUID or ObjectId, not \(key.typeDescription)")
             }
         }
         for property in properties where property.isIndexed {
-            guard !property.isList, property.kind != .object else {
+            guard !property.isList, !property.isMap, ![.object, .embedded, .linkingObjects].contains(property.kind) else {
                 throw RealmError.invalidSchema("\(className).\(property.name): \(property.typeDescription) cannot be indexed")
             }
         }
         guard properties.count < 255 else {
             throw RealmError.invalidSchema("\(className) has \(properties.count) properties; at most 254 are supported")
         }
-        schema = ObjectSchema(className: className, properties: properties)
+        schema = ObjectSchema(className: className, properties: properties, isEmbedded: type is EmbeddedObject.Type)
+        if let problem = schema.propertiesProblem() { throw RealmError.invalidSchema(problem) }
         primaryKeyIndex = properties.firstIndex(where: \.isPrimaryKey)
     }
 

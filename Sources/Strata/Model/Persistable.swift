@@ -18,7 +18,7 @@ extension _Slot {
         switch self {
         case .value(let field): return field
         case .object: return .null
-        case .list: return .list([])
+        case .list(let collection): return collection._emptyField
         }
     }
 }
@@ -81,7 +81,7 @@ public protocol _PersistedProperty {
 /// Non-optional values.
 extension _PersistedProperty where Self: _PersistableValue {
     public static var _schemaTemplate: PropertySchema {
-        PropertySchema(name: "", kind: _propertyKind, isOptional: _propertyKind == .object, objectClassName: _typeName)
+        PropertySchema(name: "", kind: _propertyKind, isOptional: _propertyKind == .object || _propertyKind == .embedded, objectClassName: _typeName)
     }
     @inlinable
     public static var _defaultPropertyValue: Self { _defaultValue }

@@ -224,9 +224,8 @@ public final class ObjectState {
         // The primary key is known from the record's key, whatever the row holds.
         if index == bound.primaryKeyIndex, let value = PrimaryKeyValue(keyBytes: key) { return value.field }
         let property = bound.schema.properties[index]
-        if property.isList { return .list([]) }
-        if property.isOptional || property.kind == .object || property.kind == .column { return .null }
-        return FieldValue.zero(property.kind)
+        if property.kind == .object || property.kind == .column { return .null }
+        return FieldValue.zero(property)
     }
 
     /// Property `index` as stored, or the damage as an error (for throwing reads).

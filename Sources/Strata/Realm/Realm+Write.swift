@@ -305,17 +305,17 @@ extension Realm {
                 // Sized for the write on first use (not before: most writes only insert or only update).
                 if touched[slot].changes.inserted.isEmpty { touched[slot].changes.inserted.reserveCapacity(write.rows.count) }
                 touched[slot].changes.inserted.insert(ObjectKey(key))
-                for index in bound.indexedProperties {
-                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: pending.field(index)!)
+                for (index, backlink) in bound.maintainedIndexes {
+                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].record(key, old: nil, new: pending.field(index)!, backlink: backlink)
                 }
             case (let originalRow?, nil):
                 try transaction.delete(table: bound.table, key: key)
                 touched[slot].changes.deleted.insert(ObjectKey(key))
-                for index in bound.indexedProperties {
+                for (index, backlink) in bound.maintainedIndexes {
                     // A damaged stored row's old index entries cannot be named; lookups
                     // re-check every candidate, so a stale one is harmless.
                     guard let old = try? RowFormat.field(index, of: originalRow) else { continue }
-                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: old)
+                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].record(key, old: old, new: nil, backlink: backlink)
                 }
             case (let originalRow?, let row?):
                 // Modified properties are those whose stored bytes differ (all of them when
@@ -326,11 +326,9 @@ extension Realm {
                 try transaction.put(table: bound.table, key: key, value: row)
                 if touched[slot].changes.modified.isEmpty { touched[slot].changes.modified.reserveCapacity(write.rows.count) }
                 touched[slot].changes.modified[ObjectKey(key)] = modified
-                for index in bound.indexedProperties where modified.contains(index) {
-                    if let old = try? RowFormat.field(index, of: originalRow) {
-                        deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].remove(key, value: old)
-                    }
-                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].add(key, value: pending.field(index)!)
+                for (index, backlink) in bound.maintainedIndexes where modified.contains(index) {
+                    deltas[bound.indexTable(index), default: SecondaryIndex.Delta()]
+                        .record(key, old: try? RowFormat.field(index, of: originalRow), new: pending.field(index)!, backlink: backlink)
                 }
             }
         }
@@ -441,7 +439,7 @@ extension Realm {
                 switch slot {
                 case .value(let field): fields[index] = field
                 case .object(let target): fields[index] = try target.map { .link(try add($0, update: update, write: write)) } ?? .null
-                case .list(let list): fields[index] = .list(try list._fields(in: self))
+                case .list(let list): fields[index] = try list._field(in: self)
                 }
             }
             pending.fields = fields

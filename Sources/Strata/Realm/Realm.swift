@@ -221,7 +221,7 @@ public final class Realm {
     func dynamicBoundType(_ className: String) throws -> BoundType {
         if let known = dynamicTypes[className] { return known }
         guard let stored = shared.schema[className] else { throw RealmError.unknownType(className) }
-        let bound = BoundType(info: ObjectType.info(for: DynamicObject.self), schema: stored)
+        let bound = BoundType(info: ObjectType.info(for: DynamicObject.self), schema: stored, in: shared.schema)
         dynamicTypes[className] = bound
         typesByTable[bound.table] = typesByTable[bound.table] ?? bound
         return bound

@@ -139,11 +139,14 @@ final class SharedStore: @unchecked Sendable {
             types.append(info)
         }
         for info in types {
-            for property in info.schema.properties where property.kind == .object {
+            for property in info.schema.properties where [.object, .embedded, .linkingObjects].contains(property.kind) {
                 guard let target = property.objectClassName, seen.contains(target) else {
                     throw RealmError.invalidSchema("\(info.schema.className).\(property.name) links to '\(property.objectClassName ?? "?")', which is not in Configuration.objectTypes")
                 }
             }
+        }
+        if let problem = Schema(objectSchemas: types.map(\.schema), version: 0).relationsProblem() {
+            throw RealmError.invalidSchema(problem)
         }
         return types
     }
@@ -301,7 +304,7 @@ final class SharedStore: @unchecked Sendable {
                     .differences(from: Schema(objectSchemas: [stored], version: 0))
                 differences.append(contentsOf: lines)
                 differences.append(contentsOf: SharedStore.orderDifferences(declared: [info.schema], stored: current))
-                bound.append(BoundType(info: info, schema: stored))
+                bound.append(BoundType(info: info, schema: stored, in: current))
             }
             if !differences.isEmpty { throw RealmError.schemaMismatch(differences) }
             return bound

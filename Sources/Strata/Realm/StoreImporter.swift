@@ -86,6 +86,8 @@ public struct StoreImporter {
         let type: ObjectSchema
         let transaction: Transaction
         let table: UInt32
+        /// The properties with an index table (secondary or inverse).
+        let maintainedIndexes: [(property: Int, backlink: Bool)]
         var deltas: [UInt32: SecondaryIndex.Delta] = [:]
         var nextHiddenID: Int64?
         /// Keys written by this import (a link may point at an object imported before it).
@@ -98,6 +100,7 @@ public struct StoreImporter {
             self.type = type
             self.transaction = transaction
             table = StoreLayout.objectTable(type.tableNumber)
+            maintainedIndexes = schema.maintainedIndexes(of: type)
         }
 
         mutating func write(_ json: JSONValue, path: String) throws -> Outcome {
@@ -141,7 +144,7 @@ public struct StoreImporter {
                 }
                 if fields.count < type.properties.count { fields += Array(repeating: .null, count: type.properties.count - fields.count) }
             } else {
-                fields = type.properties.map(Self.zero)
+                fields = type.properties.map(FieldValue.zero)
             }
             let old = fields
             for (index, property) in type.properties.enumerated() {
@@ -151,14 +154,9 @@ public struct StoreImporter {
             written.insert(key)
             if stored != nil && old == fields { return .unchanged }
             try transaction.put(table: table, key: key, value: try RowFormat.encodeChecked(fields, of: "\(type.className) at \(path)"))
-            for (index, property) in type.properties.enumerated() where property.isIndexed {
-                let indexTable = StoreLayout.indexTable(type.tableNumber, property: index)
-                if stored == nil {
-                    deltas[indexTable, default: SecondaryIndex.Delta()].add(key, value: fields[index])
-                } else if old[index] != fields[index] {
-                    deltas[indexTable, default: SecondaryIndex.Delta()].remove(key, value: old[index])
-                    deltas[indexTable, default: SecondaryIndex.Delta()].add(key, value: fields[index])
-                }
+            for (index, backlink) in maintainedIndexes where stored == nil || old[index] != fields[index] {
+                deltas[StoreLayout.indexTable(type.tableNumber, property: index), default: SecondaryIndex.Delta()]
+                    .record(key, old: stored == nil ? nil : old[index], new: fields[index], backlink: backlink)
             }
             return stored == nil ? .inserted : .updated
         }
@@ -169,15 +167,6 @@ public struct StoreImporter {
                 try transaction.put(table: StoreLayout.metadataTable, key: StoreLayout.nextIDKey(type.tableNumber),
                                     value: withUnsafeBytes(of: UInt64(bitPattern: nextHiddenID).littleEndian) { Array($0) })
             }
-        }
-
-        /// The value a new object holds for a property its JSON leaves out (the tool has
-        /// no class to take initial values from): empty lists, nil where allowed, else the
-        /// kind's zero, as a migration gives an added property.
-        static func zero(_ property: PropertySchema) -> FieldValue {
-            if property.isList { return .list([]) }
-            if property.isOptional { return .null }
-            return FieldValue.zero(property.kind)
         }
 
         /// A JSON value as the stored field of `property`, in `strata export`'s format.

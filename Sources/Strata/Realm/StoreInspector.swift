@@ -122,6 +122,9 @@ public struct StoreInspector {
         case .decimal(let v): return v.description
         case .link(let key): return PrimaryKeyValue(keyBytes: key).map { json($0.field) } ?? key.map { String(format: "%02x", $0) }.joined()
         case .list(let items): return items.map { json($0, property: property) }
+        case .objectId(let v): return v.stringValue
+        case .map(let entries): return entries.mapValues { json($0, property: property) }
+        case .embedded(let fields): return fields.map { json($0) }
         }
     }
 }

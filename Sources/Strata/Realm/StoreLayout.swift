@@ -36,18 +36,24 @@ final class BoundType: @unchecked Sendable {
     let table: UInt32
     let primaryKeyIndex: Int?
     let indexedProperties: [Int]
+    /// Every property with an index table, and whether it is an inverse (backlink) index
+    /// read by linking objects (see Backlinks.swift) rather than a secondary index.
+    let maintainedIndexes: [(property: Int, backlink: Bool)]
     /// A row of nulls, shared (copy-on-write) as the starting point of new rows.
     let nullFields: [FieldValue]
     /// The class's initial values when they are the same for every new instance (nil when an
     /// initializer computes them, e.g. `UUID()` or `Date()`: each new object then runs it).
     let constantInitialFields: [FieldValue]?
 
-    init(info: ObjectType, schema: ObjectSchema) {
+    /// `schema` is the stored type; `storedSchema` the whole stored schema (linking
+    /// objects declared elsewhere decide which properties keep an inverse index).
+    init(info: ObjectType, schema: ObjectSchema, in storedSchema: Schema) {
         self.info = info
         self.schema = schema
         table = StoreLayout.objectTable(schema.tableNumber)
         primaryKeyIndex = schema.properties.firstIndex(where: \.isPrimaryKey)
         indexedProperties = schema.properties.indices.filter { schema.properties[$0].isIndexed }
+        maintainedIndexes = storedSchema.maintainedIndexes(of: schema)
         nullFields = Array(repeating: .null, count: schema.properties.count)
         // Two instances that agree are taken as constant, unless a date is set: two `Date()`s
         // can be equal on a coarse clock, and every object must get its own.

@@ -8,6 +8,26 @@ extension FieldValue {
     /// With `lenient` (migrations changing a property's type), numbers and text also convert
     /// into each other through their decimal representation.
     static func converting(_ value: Any?, to property: PropertySchema, context: String, lenient: Bool = false) throws -> FieldValue {
+        if property.isMap {
+            guard let value = unwrap(value) else { return .map([:]) }
+            if let field = value as? FieldValue, case .map = field { return field }
+            let items: [String: Any?]
+            if let map = value as? _ListBase, let plain = map._anyValue as? [String: Any?] { items = plain }
+            else if let dictionary = value as? [String: Any?] { items = dictionary }
+            else if let dictionary = value as? [String: Any] { items = dictionary.mapValues { $0 } }
+            else { throw RealmError.invalidValue("\(context) is a map; got \(type(of: value))") }
+            var element = property
+            element.isMap = false
+            var entries: [String: FieldValue] = [:]
+            for (key, item) in items {
+                try MapKeyRule.check(key, context: context)
+                entries[key] = try converting(item, to: element, context: "\(context)[\(key)]", lenient: lenient)
+            }
+            return .map(entries)
+        }
+        if property.kind == .linkingObjects {
+            throw RealmError.invalidValue("\(context) is linking objects, which are read-only: they list the objects that link here")
+        }
         if property.isList {
             guard let value = unwrap(value) else { return .list([]) }
             let items: [Any?]
@@ -93,6 +113,9 @@ extension FieldValue {
         case .uuid:
             if let v = value as? UUID { return .uuid(v) }
             if let v = value as? String, let uuid = UUID(uuidString: v) { return .uuid(uuid) }
+        case .objectId:
+            if let v = value as? ObjectId { return .objectId(v) }
+            if let v = value as? String { return .objectId(try ObjectId(string: v)) }
         case .decimal:
             switch value {
             case let v as Decimal: return .decimal(v)
@@ -109,6 +132,8 @@ extension FieldValue {
             if let v = value as? Value { return FieldValue(columnValue: v) }
         case .object:
             if let key = value as? [UInt8] { return .link(key) }
+        case .embedded, .linkingObjects:
+            break
         }
         throw mismatch()
     }
@@ -174,7 +199,25 @@ extension FieldValue {
         case .date: return .date(Date(timeIntervalSinceReferenceDate: 0))
         case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .decimal: return .decimal(0)
-        case .object, .column: return .null
+        case .objectId: return .objectId(ObjectId())
+        case .object, .column, .embedded, .linkingObjects: return .null
         }
+    }
+
+    /// The value a new property holds when nothing gives it one: an empty collection, nil
+    /// where allowed, else the kind's ``zero(_:)``.
+    static func zero(_ property: PropertySchema) -> FieldValue {
+        if property.isMap { return .map([:]) }
+        if property.isList { return .list([]) }
+        if property.isOptional { return .null }
+        return zero(property.kind)
+    }
+}
+
+extension Array where Element == FieldValue {
+    /// The elements without repeats by set membership (see `SetMembership`), first kept.
+    func distinctSetMembers() -> [FieldValue] {
+        var present = Set<[UInt8]>()
+        return filter { present.insert(SetMembership.key($0)).inserted }
     }
 }

@@ -17,8 +17,14 @@ public enum FieldValue: Sendable, Hashable {
     case decimal(Decimal)
     /// A link: the encoded primary key of the target object.
     case link([UInt8])
-    /// The elements of a list.
+    /// The elements of a list (or of a set: a list whose elements are distinct).
     case list([FieldValue])
+    /// An ``ObjectId``.
+    case objectId(ObjectId)
+    /// An embedded object: its fields in its schema's order, stored inside its parent's row.
+    case embedded([FieldValue])
+    /// A map's values by key.
+    case map([String: FieldValue])
 
     /// The column value a ``ColumnDecodable`` type reads.
     @usableFromInline
@@ -35,7 +41,8 @@ public enum FieldValue: Sendable, Hashable {
         case .uuid(let u): return Value(u.uuidString)
         case .decimal(let d): return Value(d.description)
         case .link(let k): return Value(k)
-        case .list: return .null
+        case .objectId(let id): return Value(id.stringValue)
+        case .list, .embedded, .map: return .null
         }
     }
 
@@ -66,6 +73,9 @@ public enum FieldValue: Sendable, Hashable {
         case .decimal(let v): return v
         case .link(let v): return v
         case .list(let v): return v.map(\.anyValue)
+        case .objectId(let v): return v
+        case .embedded(let v): return v.map(\.anyValue)
+        case .map(let v): return v.mapValues(\.anyValue)
         }
     }
 
@@ -85,6 +95,7 @@ public enum FieldValue: Sendable, Hashable {
         case let (.uuid(x), .uuid(y)): return x.uuidString == y.uuidString ? 0 : (x.uuidString < y.uuidString ? -1 : 1)
         case let (.data(x), .data(y)): return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
         case let (.link(x), .link(y)): return x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
+        case let (.objectId(x), .objectId(y)): return x == y ? 0 : (x < y ? -1 : 1)
         default: return a.kindOrder < b.kindOrder ? -1 : (a.kindOrder == b.kindOrder ? 0 : 1)
         }
     }
@@ -103,6 +114,9 @@ public enum FieldValue: Sendable, Hashable {
         case .decimal: 9
         case .link: 10
         case .list: 11
+        case .objectId: 12
+        case .embedded: 13
+        case .map: 14
         }
     }
 }

@@ -22,7 +22,13 @@ enum RowFormat {
     enum Tag: UInt8 {
         case null = 0, falseValue = 1, trueValue = 2, int = 3, double = 4, float = 5
         case string = 6, data = 7, date = 8, uuid = 9, decimal = 10, link = 11, list = 12
+        case objectId = 13, embedded = 14, map = 15
     }
+
+    /// How deep lists, maps and embedded objects may nest in a row. Decoding recurses once
+    /// per level, so a crafted row must not nest deeper than the stack allows; the object
+    /// model never nests past embedded objects' own depth (see `Schema.validate()`).
+    static let maxNesting = 100
 
     /// A row that cannot be decoded: a bug or damage the engine's checksums did not see.
     struct DecodingError: Error, CustomStringConvertible {
@@ -148,10 +154,36 @@ enum RowFormat {
             appendLE(UInt32(0), to: &out)
             appendLE(UInt32(clamping: elements.count), to: &out)
             for element in elements { append(element, to: &out) }
-            let length = UInt32(clamping: out.count - lengthAt - 4)
-            withUnsafeBytes(of: length.littleEndian) { raw in
-                for i in 0 ..< 4 { out[lengthAt + i] = raw[i] }
+            patchLength(at: lengthAt, in: &out)
+        case .objectId(let id):
+            out.append(Tag.objectId.rawValue)
+            out.append(contentsOf: id.bytes)
+        case .embedded(let fields):
+            out.append(Tag.embedded.rawValue)
+            let lengthAt = out.count
+            appendLE(UInt32(0), to: &out)
+            out.append(contentsOf: encode(fields))
+            patchLength(at: lengthAt, in: &out)
+        case .map(let entries):
+            out.append(Tag.map.rawValue)
+            let lengthAt = out.count
+            appendLE(UInt32(0), to: &out)
+            appendLE(UInt32(clamping: entries.count), to: &out)
+            // Keys in UTF-8 byte order: one map has one encoding.
+            for (key, value) in entries.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+                var key = key
+                key.withUTF8 { appendBytes(UnsafeRawBufferPointer($0), to: &out) }
+                append(value, to: &out)
             }
+            patchLength(at: lengthAt, in: &out)
+        }
+    }
+
+    /// Writes the length of what follows the 4 bytes at `lengthAt` into them.
+    private static func patchLength(at lengthAt: Int, in out: inout [UInt8]) {
+        let length = UInt32(clamping: out.count - lengthAt - 4)
+        withUnsafeBytes(of: length.littleEndian) { raw in
+            for i in 0 ..< 4 { out[lengthAt + i] = raw[i] }
         }
     }
 
@@ -249,7 +281,8 @@ enum RowFormat {
         }
     }
 
-    private static func decodeValue(_ raw: UnsafeRawBufferPointer, _ cursor: inout Int, limit: Int) throws -> FieldValue {
+    private static func decodeValue(_ raw: UnsafeRawBufferPointer, _ cursor: inout Int, limit: Int, depth: Int = 0) throws -> FieldValue {
+        guard depth <= maxNesting else { throw DecodingError(reason: "values nested more than \(maxNesting) deep") }
         guard cursor < limit, let tag = Tag(rawValue: raw[cursor]) else {
             throw DecodingError(reason: cursor < limit ? "unknown value tag \(raw[cursor])" : "missing value")
         }
@@ -312,9 +345,56 @@ enum RowFormat {
             guard count <= body.count else { throw DecodingError(reason: "list count \(count) exceeds its bytes") }
             var elements: [FieldValue] = []
             elements.reserveCapacity(count)
-            for _ in 0 ..< count { elements.append(try decodeValue(raw, &inner, limit: end)) }
+            for _ in 0 ..< count { elements.append(try decodeValue(raw, &inner, limit: end, depth: depth + 1)) }
             guard inner == end else { throw DecodingError(reason: "list has trailing bytes") }
             return .list(elements)
+        case .objectId:
+            let at = try fixed(12)
+            return .objectId(ObjectId(bytes: UnsafeRawBufferPointer(rebasing: raw[at ..< at + 12]))!)
+        case .embedded:
+            let body = try variable()
+            return .embedded(try decodeNested(body, depth: depth + 1))
+        case .map:
+            let body = try variable()
+            let end = cursor
+            var inner = end - body.count
+            guard inner + 4 <= end else { throw DecodingError(reason: "truncated map") }
+            let count = Int(raw.loadUnaligned(fromByteOffset: inner, as: UInt32.self).littleEndian)
+            inner += 4
+            guard count <= body.count else { throw DecodingError(reason: "map count \(count) exceeds its bytes") }
+            var entries: [String: FieldValue] = [:]
+            entries.reserveCapacity(count)
+            for _ in 0 ..< count {
+                guard inner + 4 <= end else { throw DecodingError(reason: "truncated map key") }
+                let length = Int(raw.loadUnaligned(fromByteOffset: inner, as: UInt32.self).littleEndian)
+                inner += 4
+                guard length <= end - inner, let key = String(validating: UnsafeRawBufferPointer(rebasing: raw[inner ..< inner + length]), as: UTF8.self) else {
+                    throw DecodingError(reason: "a map key at byte \(inner) is truncated or not valid UTF-8")
+                }
+                inner += length
+                let value = try decodeValue(raw, &inner, limit: end, depth: depth + 1)
+                guard entries.updateValue(value, forKey: key) == nil else { throw DecodingError(reason: "map holds the key '\(key)' twice") }
+            }
+            guard inner == end else { throw DecodingError(reason: "map has trailing bytes") }
+            return .map(entries)
         }
+    }
+
+    /// The fields of an embedded object's nested row (`bytes`, within a parent row).
+    private static func decodeNested(_ bytes: UnsafeRawBufferPointer, depth: Int) throws -> [FieldValue] {
+        guard bytes.count >= 4, bytes[0] == version else { throw DecodingError(reason: "damaged embedded object") }
+        let count = Int(bytes[2]) | Int(bytes[3]) << 8
+        let base = 4 + 4 * count
+        guard base <= bytes.count else { throw DecodingError(reason: "embedded object's offset table exceeds it") }
+        var fields: [FieldValue] = []
+        fields.reserveCapacity(count)
+        var cursor = base
+        for index in 0 ..< count {
+            let end = base + Int(bytes.loadUnaligned(fromByteOffset: 4 + 4 * index, as: UInt32.self).littleEndian)
+            guard end <= bytes.count, cursor <= end else { throw DecodingError(reason: "embedded field \(index) out of bounds") }
+            fields.append(try decodeValue(bytes, &cursor, limit: end, depth: depth))
+            cursor = end
+        }
+        return fields
     }
 }

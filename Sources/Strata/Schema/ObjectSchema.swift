@@ -21,6 +21,13 @@ public enum PropertyKind: String, Codable, Sendable, Hashable {
     case object
     /// A ``ColumnCodable`` type, stored as its ``Value``.
     case column
+    /// An ``ObjectId``.
+    case objectId
+    /// An ``EmbeddedObject`` of ``PropertySchema/objectClassName``, stored inside the row.
+    case embedded
+    /// ``LinkingObjects``: the objects of ``PropertySchema/objectClassName`` whose
+    /// ``PropertySchema/originProperty`` links here. Computed, never stored (its field is null).
+    case linkingObjects
 }
 
 /// One property of an object type.
@@ -31,8 +38,15 @@ public struct PropertySchema: Codable, Sendable, Hashable, CustomStringConvertib
     public var kind: PropertyKind
     /// Whether nil is allowed (for links, always true).
     public var isOptional: Bool
-    /// Whether this is a `List`.
+    /// Whether this is a `List` (or a `MutableSet`, which is stored as a list of distinct
+    /// elements: ``isSet`` is then true too).
     public var isList: Bool
+    /// Whether this is a `MutableSet` (``isList`` is true as well).
+    public var isSet: Bool
+    /// Whether this is a `Map<String, …>`.
+    public var isMap: Bool
+    /// For ``PropertyKind/linkingObjects``, the property of ``objectClassName`` that links here.
+    public var originProperty: String?
     /// For links and lists of objects, the linked type's name; for column types, the Swift type name.
     public var objectClassName: String?
     /// Whether this is the primary key.
@@ -42,20 +56,95 @@ public struct PropertySchema: Codable, Sendable, Hashable, CustomStringConvertib
 
     /// Creates a property description.
     public init(name: String, kind: PropertyKind, isOptional: Bool = false, isList: Bool = false,
-                objectClassName: String? = nil, isPrimaryKey: Bool = false, isIndexed: Bool = false) {
+                objectClassName: String? = nil, isPrimaryKey: Bool = false, isIndexed: Bool = false,
+                isSet: Bool = false, isMap: Bool = false, originProperty: String? = nil) {
         self.name = name
         self.kind = kind
         self.isOptional = isOptional
-        self.isList = isList
+        self.isList = isList || isSet
+        self.isSet = isSet
+        self.isMap = isMap
+        self.originProperty = originProperty
         self.objectClassName = objectClassName
         self.isPrimaryKey = isPrimaryKey
         self.isIndexed = isIndexed
     }
 
-    /// The type as a person reads it, such as `List<String>` or `Date?`.
+    private enum CodingKeys: String, CodingKey {
+        case name, kind, isOptional, isList, isSet, isMap, originProperty, objectClassName, isPrimaryKey, isIndexed
+    }
+
+    /// Decodes a stored description; the keys added with sets, maps and linking objects
+    /// may be absent (schemas written before them).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        name = try container.decode(String.self, forKey: .name)
+        kind = try container.decode(PropertyKind.self, forKey: .kind)
+        isOptional = try container.decode(Bool.self, forKey: .isOptional)
+        isList = try container.decode(Bool.self, forKey: .isList)
+        isSet = try container.decodeIfPresent(Bool.self, forKey: .isSet) ?? false
+        isMap = try container.decodeIfPresent(Bool.self, forKey: .isMap) ?? false
+        originProperty = try container.decodeIfPresent(String.self, forKey: .originProperty)
+        objectClassName = try container.decodeIfPresent(String.self, forKey: .objectClassName)
+        isPrimaryKey = try container.decode(Bool.self, forKey: .isPrimaryKey)
+        isIndexed = try container.decode(Bool.self, forKey: .isIndexed)
+    }
+
+    /// Encodes the description; the newer keys only when set, so schemas without sets,
+    /// maps or linking objects are stored exactly as before.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(name, forKey: .name)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(isOptional, forKey: .isOptional)
+        try container.encode(isList, forKey: .isList)
+        if isSet { try container.encode(isSet, forKey: .isSet) }
+        if isMap { try container.encode(isMap, forKey: .isMap) }
+        try container.encodeIfPresent(originProperty, forKey: .originProperty)
+        try container.encodeIfPresent(objectClassName, forKey: .objectClassName)
+        try container.encode(isPrimaryKey, forKey: .isPrimaryKey)
+        try container.encode(isIndexed, forKey: .isIndexed)
+    }
+
+    /// What is wrong with the combination of kind and flags, or nil: a class name where the
+    /// kind needs one; a set is a list; a map is no list; linking objects are neither
+    /// optional nor a collection and name their origin property; sets hold neither
+    /// embedded objects nor custom columns (set membership compares stored values).
+    func shapeProblem() -> String? {
+        if namesClass, (objectClassName ?? "").isEmpty { return "has no objectClassName (a \(kind.rawValue) needs one)" }
+        if isSet && !isList { return "is a set that is not stored as a list (isSet needs isList)" }
+        if isMap && isList { return "cannot be both a map and a list" }
+        if isSet, kind == .embedded || kind == .column {
+            return "cannot be a set of \(kind == .embedded ? "embedded objects" : "a custom column type"): a set compares its elements by their stored values"
+        }
+        if kind == .linkingObjects {
+            if isList || isMap || isOptional { return "is linking objects, which cannot be optional, a list, a set or a map" }
+            if (originProperty ?? "").isEmpty { return "is linking objects without an origin property" }
+        } else if originProperty != nil {
+            return "names an origin property but is not linking objects"
+        }
+        return nil
+    }
+
+    /// Whether the property's value names another class (links, embedded objects, linking
+    /// objects) or a custom column type.
+    var namesClass: Bool { [.object, .column, .embedded, .linkingObjects].contains(kind) }
+
+    /// The type as a person reads it, such as `List<String>`, `Map<String, Int?>` or `Date?`.
     public var typeDescription: String {
-        var base = kind == .object || kind == .column ? (objectClassName ?? kind.rawValue) : kind.rawValue
-        if isList { base = "List<\(base)\(isOptional ? "?" : "")>" } else if isOptional { base += "?" }
+        var base = namesClass ? (objectClassName ?? kind.rawValue) : (kind == .objectId ? "ObjectId" : kind.rawValue)
+        let element = base + (isOptional ? "?" : "")
+        if kind == .linkingObjects {
+            base = "LinkingObjects<\(base)>" + (originProperty.map { "(\($0))" } ?? "")
+        } else if isSet {
+            base = "MutableSet<\(element)>"
+        } else if isList {
+            base = "List<\(element)>"
+        } else if isMap {
+            base = "Map<String, \(element)>"
+        } else if isOptional {
+            base += "?"
+        }
         return base
     }
 
@@ -70,7 +159,8 @@ public struct PropertySchema: Codable, Sendable, Hashable, CustomStringConvertib
     /// Whether two descriptions store the same thing (the name aside).
     func sameType(as other: PropertySchema) -> Bool {
         kind == other.kind && isOptional == other.isOptional && isList == other.isList
-            && objectClassName == other.objectClassName
+            && isSet == other.isSet && isMap == other.isMap
+            && objectClassName == other.objectClassName && originProperty == other.originProperty
     }
 }
 
@@ -82,12 +172,38 @@ public struct ObjectSchema: Codable, Sendable, Hashable, CustomStringConvertible
     public var properties: [PropertySchema]
     /// The number that names this type's tables in the store; stable across migrations.
     public var tableNumber: UInt32
+    /// Whether this is an ``EmbeddedObject`` type: its objects live inside their parent's
+    /// row, with no key and no table of their own.
+    public var isEmbedded: Bool
 
     /// Creates an object schema.
-    public init(className: String, properties: [PropertySchema], tableNumber: UInt32 = 0) {
+    public init(className: String, properties: [PropertySchema], tableNumber: UInt32 = 0, isEmbedded: Bool = false) {
         self.className = className
         self.properties = properties
         self.tableNumber = tableNumber
+        self.isEmbedded = isEmbedded
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case className, properties, tableNumber, isEmbedded
+    }
+
+    /// Decodes a stored type (`isEmbedded` may be absent: schemas written before it).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        className = try container.decode(String.self, forKey: .className)
+        properties = try container.decode([PropertySchema].self, forKey: .properties)
+        tableNumber = try container.decode(UInt32.self, forKey: .tableNumber)
+        isEmbedded = try container.decodeIfPresent(Bool.self, forKey: .isEmbedded) ?? false
+    }
+
+    /// Encodes the type; `isEmbedded` only when true, so other types are stored as before.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(className, forKey: .className)
+        try container.encode(properties, forKey: .properties)
+        try container.encode(tableNumber, forKey: .tableNumber)
+        if isEmbedded { try container.encode(isEmbedded, forKey: .isEmbedded) }
     }
 
     /// The primary-key property, if the type declares one (otherwise objects get a hidden id).
@@ -102,6 +218,33 @@ public struct ObjectSchema: Codable, Sendable, Hashable, CustomStringConvertible
     /// `ClassName { properties }`.
     public var description: String {
         "\(className) { " + properties.map(\.description).joined(separator: ", ") + " }"
+    }
+
+    /// What is wrong with this type's own properties, or nil (see ``Schema/validate()``).
+    func propertiesProblem() -> String? {
+        let name = className
+        guard properties.count <= StoreLayout.maxProperties else {
+            return "\(name) has \(properties.count) properties; at most \(StoreLayout.maxProperties)"
+        }
+        var names = Set<String>()
+        var keys = 0
+        for property in properties {
+            let path = "\(name).\(property.name)"
+            guard !property.name.isEmpty else { return "\(name) has a property with an empty name" }
+            guard names.insert(property.name).inserted else { return "\(name) has two properties named '\(property.name)'" }
+            if let problem = property.shapeProblem() { return "\(path) \(problem)" }
+            if property.isPrimaryKey {
+                keys += 1
+                guard keys == 1 else { return "\(name) has more than one primary key" }
+                guard !property.isList, !property.isMap, !property.isOptional, Schema.primaryKeyKinds.contains(property.kind) else {
+                    return "\(path) cannot be a primary key: \(property.typeDescription)"
+                }
+            }
+            if property.isIndexed, property.isList || property.isMap || [.object, .embedded, .linkingObjects].contains(property.kind) {
+                return "\(path) cannot be indexed: \(property.typeDescription)"
+            }
+        }
+        return nil
     }
 }
 
@@ -134,8 +277,9 @@ public struct Schema: Codable, Sendable, Hashable {
     /// What every stored schema must satisfy before its table numbers and property
     /// positions are used: unique, non-empty class names; unique table numbers up to
     /// 1,048,575; at most 254 properties with unique, non-empty names; at most one primary
-    /// key, of a kind a key can have; no index on a list or a link; a class name on every
-    /// link and custom column.
+    /// key, of a kind a key can have; no index on a collection, a link or an embedded
+    /// object; a class name on every link, embedded object, linking objects and custom
+    /// column; and the relations of ``relationsProblem()``.
     ///
     /// - Throws: ``SchemaError`` naming the class, property or number at fault.
     public func validate() throws {
@@ -151,31 +295,63 @@ public struct Schema: Codable, Sendable, Hashable {
             if let other = tables.updateValue(name, forKey: type.tableNumber) {
                 throw SchemaError("\(other) and \(name) share table number \(type.tableNumber)")
             }
-            guard type.properties.count <= StoreLayout.maxProperties else {
-                throw SchemaError("\(name) has \(type.properties.count) properties; at most \(StoreLayout.maxProperties)")
+            if let problem = type.propertiesProblem() { throw SchemaError(problem) }
+        }
+        if let problem = relationsProblem() { throw SchemaError(problem) }
+    }
+
+    /// The kinds a primary key can have.
+    static let primaryKeyKinds: Set<PropertyKind> = [.int, .int8, .int16, .int32, .int64, .string, .uuid, .objectId]
+
+    /// What is wrong between the types, or nil: every link names a top-level class of the
+    /// schema, every embedded property an embedded class; linking objects name a top-level
+    /// class whose origin property is a link (or a list or set of links) to the declaring
+    /// type, and are not declared on embedded types; embedded types have no primary key
+    /// and do not contain themselves (a row nests them, so they are a tree).
+    func relationsProblem() -> String? {
+        let types = Dictionary(objectSchemas.map { ($0.className, $0) }, uniquingKeysWith: { first, _ in first })
+        for type in objectSchemas {
+            if type.isEmbedded, let key = type.primaryKeyProperty {
+                return "\(type.className).\(key.name): an embedded object type cannot have a primary key"
             }
-            var names = Set<String>()
-            var keys = 0
             for property in type.properties {
-                let path = "\(name).\(property.name)"
-                guard !property.name.isEmpty else { throw SchemaError("\(name) has a property with an empty name") }
-                guard names.insert(property.name).inserted else { throw SchemaError("\(name) has two properties named '\(property.name)'") }
-                if property.isPrimaryKey {
-                    keys += 1
-                    guard keys == 1 else { throw SchemaError("\(name) has more than one primary key") }
-                    guard !property.isList, !property.isOptional,
-                          [.int, .int8, .int16, .int32, .int64, .string, .uuid].contains(property.kind) else {
-                        throw SchemaError("\(path) cannot be a primary key: \(property.typeDescription)")
+                let path = "\(type.className).\(property.name)"
+                switch property.kind {
+                case .object:
+                    guard let target = property.objectClassName.flatMap({ types[$0] }) else {
+                        return "\(path) links to '\(property.objectClassName ?? "")', which is not in the schema"
                     }
-                }
-                if property.isIndexed, property.isList || property.kind == .object {
-                    throw SchemaError("\(path) cannot be indexed: \(property.typeDescription)")
-                }
-                if property.kind == .object || property.kind == .column, (property.objectClassName ?? "").isEmpty {
-                    throw SchemaError("\(path) has no objectClassName (a \(property.kind.rawValue) needs one)")
+                    if target.isEmbedded { return "\(path) links to \(target.className), an embedded object type: declare it as an embedded property" }
+                case .embedded:
+                    guard let target = property.objectClassName.flatMap({ types[$0] }), target.isEmbedded else {
+                        return "\(path) holds an embedded '\(property.objectClassName ?? "")', which is not an embedded object type of the schema"
+                    }
+                case .linkingObjects:
+                    if type.isEmbedded { return "\(path): linking objects cannot be declared on an embedded object type" }
+                    guard let origin = property.objectClassName.flatMap({ types[$0] }), !origin.isEmbedded else {
+                        return "\(path) reads links from '\(property.objectClassName ?? "")', which is not a top-level type of the schema"
+                    }
+                    guard let link = property.originProperty.flatMap({ origin[$0] }), link.kind == .object, !link.isMap,
+                          link.objectClassName == type.className else {
+                        return "\(path): \(origin.className).\(property.originProperty ?? "") is not a link, list or set of links to \(type.className)"
+                    }
+                default:
+                    continue
                 }
             }
         }
+        // An embedded type reachable from itself would nest without end.
+        for type in objectSchemas where type.isEmbedded {
+            var seen: Set<String> = [], queue = [type.className]
+            while let next = queue.popLast() {
+                for property in types[next]?.properties ?? [] where property.kind == .embedded {
+                    guard let target = property.objectClassName else { continue }
+                    if target == type.className { return "\(type.className) contains itself (through \(next).\(property.name)); embedded objects form a tree" }
+                    if seen.insert(target).inserted { queue.append(target) }
+                }
+            }
+        }
+        return nil
     }
 
     /// The type called `className`.

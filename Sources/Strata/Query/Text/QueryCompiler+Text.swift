@@ -280,6 +280,7 @@ struct TextQueryCompiler {
         case let (.uuid(x), .uuid(y)): return x == y
         case let (.data(x), .data(y)): return x == y
         case let (.link(x), .link(y)): return x == y
+        case let (.objectId(x), .objectId(y)): return x == y
         default:
             guard let x = number(a), let y = number(b) else { return false }
             return x == y
@@ -295,6 +296,7 @@ struct TextQueryCompiler {
         case let (.decimal(x), .decimal(y)): return result(x, y)
         case let (.string(x), .string(y)): return options.isEmpty ? result(x, y) : x.compare(y, options: compareOptions(options))
         case let (.date(x), .date(y)): return result(x, y)
+        case let (.objectId(x), .objectId(y)): return result(x, y)
         default:
             guard let x = number(a), let y = number(b) else { return nil }
             return result(x, y)
@@ -353,6 +355,7 @@ struct TextQueryCompiler {
         case let v as UUID: return (.uuid(v), nil)
         case let v as Data: return (.data(v), nil)
         case let v as Decimal: return (.decimal(v), nil)
+        case let v as ObjectId: return (.objectId(v), nil)
         case let v as Object:
             guard let state = v._state else { throw error(offset, "an unmanaged \(type(of: v).className) cannot be compared: add it to the realm first") }
             return (.link(state.key), nil)
@@ -574,7 +577,8 @@ struct TextQueryCompiler {
         case .uuid: return kind == .uuid
         case .data: return kind == .data
         case .link: return kind == .object
-        case .list: return false
+        case .objectId: return kind == .objectId
+        case .list, .embedded, .map: return false
         }
     }
 

@@ -1,0 +1,278 @@
+// Map: string keys to values or links, stored as one tagged value in the owning object's
+// row (keys in UTF-8 byte order, each once). Keys follow Realm's rule: no '.', no leading
+// '$' (they would be ambiguous in key paths and in MongoDB documents).
+
+/// The key type of a ``Map``: `String`, as in Realm Swift.
+public protocol _MapKey: Hashable, Comparable, Sendable {
+    /// The key as stored.
+    var _mapKeyString: String { get }
+    /// The key of a stored string.
+    init(_mapKeyString: String)
+}
+
+extension String: _MapKey {
+    public var _mapKeyString: String { self }
+    public init(_mapKeyString: String) { self = _mapKeyString }
+}
+
+/// Realm's rule for map keys.
+enum MapKeyRule {
+    /// Why `key` cannot be a map key, or nil when it can.
+    static func problem(_ key: String) -> String? {
+        if key.contains(".") { return "map key '\(key)' contains '.', which a map key cannot contain" }
+        if key.hasPrefix("$") { return "map key '\(key)' starts with '$', which a map key cannot start with" }
+        return nil
+    }
+
+    /// Throws ``RealmError/invalidValue(_:)`` naming `context` when `key` breaks the rule.
+    static func check(_ key: String, context: @autoclosure () -> String) throws {
+        if let problem = problem(key) { throw RealmError.invalidValue("\(context()): \(problem)") }
+    }
+}
+
+/// A dictionary from strings to values or links (Realm Swift's `Map`):
+///
+/// ```swift
+/// @Persisted var scores: Map<String, Int>
+/// try realm.write {
+///     player.scores["level1"] = 30
+///     player.scores.setValue(45, forKey: "level2")
+///     player.scores.removeObject(for: "level1")
+/// }
+/// for (level, score) in player.scores { print(level, score) }
+/// ```
+///
+/// Keys may not contain `.` or start with `$` (Realm's rule): setting such a key traps with
+/// the reason, and `create(value:)`, the JSON front ends and `strata import` throw. Setting
+/// a key to nil removes it. Iteration and ``keys`` are in key order (UTF-8 bytes). Changing
+/// the map of a managed object requires a write; each change costs O(the map's size).
+public final class Map<Key: _MapKey, Value: _PersistableValue>: _ListBase, Sequence, CustomStringConvertible {
+    private var unmanaged: [String: Value]
+    private let owner: ObjectState?
+    private let index: Int
+    /// The decoded entries of a managed map and the realm read version they are for.
+    private var cached: (version: UInt64, entries: [String: Value])?
+
+    /// An empty unmanaged map.
+    public override init() {
+        unmanaged = [:]
+        owner = nil
+        index = 0
+    }
+
+    init(owner: ObjectState, index: Int) {
+        unmanaged = [:]
+        self.owner = owner
+        self.index = index
+    }
+
+    /// The realm of the owning object, if it is managed.
+    public var realm: Realm? { owner?.realm }
+
+    /// The entries now (links to deleted objects are left out).
+    private var current: [String: Value] {
+        guard let owner else { return unmanaged }
+        let version = owner.realm.readVersion
+        if let cached, cached.version == version { return cached.entries }
+        var entries: [String: Value] = [:]
+        if case .map(let fields) = owner.field(index) {
+            for (key, field) in fields {
+                if let value = Value._fromField(field, in: owner.realm) { entries[key] = value }
+            }
+        }
+        cached = (version, entries)
+        return entries
+    }
+
+    private var storedEntries: [String: FieldValue] {
+        guard let owner, case .map(let fields) = owner.field(index) else { return [:] }
+        return fields
+    }
+
+    /// Stores `entries` (a managed map) or keeps them (unmanaged).
+    private func store(_ change: (inout [String: FieldValue]) -> Void, unmanaged changeUnmanaged: (inout [String: Value]) -> Void) {
+        guard let owner else { changeUnmanaged(&unmanaged); return }
+        cached = nil
+        var entries = storedEntries
+        change(&entries)
+        owner.setField(index, .map(entries))
+    }
+
+    private func checkedKey(_ key: Key) -> String {
+        let text = key._mapKeyString
+        if let problem = MapKeyRule.problem(text) {
+            preconditionFailure("\(owner.map { "\($0.bound.className).\($0.bound.schema.properties[index].name)" } ?? "Map"): \(problem)")
+        }
+        return text
+    }
+
+    // MARK: Reading
+
+    /// The number of entries.
+    public var count: Int { current.count }
+    /// Whether the map has no entries.
+    public var isEmpty: Bool { current.isEmpty }
+    /// The keys, in key order.
+    public var keys: [Key] { sortedKeys.map(Key.init(_mapKeyString:)) }
+    /// The values, in the order of their keys.
+    public var values: [Value] {
+        let entries = current
+        return sortedKeys.compactMap { entries[$0] }
+    }
+
+    private var sortedKeys: [String] { current.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
+
+    /// The value for `key` (nil when absent); setting nil removes the key. Setting needs a
+    /// write when the map is managed, and traps for a key Realm refuses.
+    public subscript(key: Key) -> Value? {
+        get { current[key._mapKeyString] }
+        set {
+            if let newValue {
+                updateValue(newValue, forKey: key)
+            } else {
+                removeObject(for: key)
+            }
+        }
+    }
+
+    /// The value for `key`, as Realm Swift's `object(forKey:)`.
+    public func object(forKey key: Key) -> Value? { current[key._mapKeyString] }
+
+    /// Iterates `(key, value)` pairs in key order.
+    public func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> {
+        let entries = current
+        return sortedKeys.compactMap { key in entries[key].map { (Key(_mapKeyString: key), $0) } }.makeIterator()
+    }
+
+    // MARK: Changing
+
+    /// Sets the value for `key`.
+    public func updateValue(_ value: Value, forKey key: Key) {
+        let text = checkedKey(key)
+        if let owner {
+            let field = owner.fieldForAssignment { try value._field(in: owner.realm) }
+            store({ $0[text] = field }, unmanaged: { _ in })
+        } else {
+            unmanaged[text] = value
+        }
+    }
+
+    /// Sets the value for `key` from a plain value (Realm Swift's key-value coding form);
+    /// nil removes the key. Traps when the value does not fit `Value`.
+    public func setValue(_ value: Any?, forKey key: String) {
+        let typedKey = Key(_mapKeyString: key)
+        guard FieldValue.unwrap(value) != nil || Value.self is ExpressibleByNilLiteral.Type else {
+            removeObject(for: typedKey)
+            return
+        }
+        do {
+            let element: Value = try CollectionErasure.element(from: value, context: "Map[\(key)]", realm: owner?.realm)
+            updateValue(element, forKey: typedKey)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// Removes `key` and its value, if present.
+    public func removeObject(for key: Key) {
+        let text = key._mapKeyString
+        store({ $0[text] = nil }, unmanaged: { $0[text] = nil })
+    }
+
+    /// Removes every entry.
+    public func removeAll() {
+        store({ $0 = [:] }, unmanaged: { $0 = [:] })
+    }
+
+    /// `Map<Key, Value>[key: value, …]`.
+    public var description: String {
+        "Map<\(Key.self), \(Value.self)>[" + map { "\($0.key): \($0.value)" }.joined(separator: ", ") + "]"
+    }
+
+    // MARK: Erased
+
+    override var _anyElements: [Any?] { values.map { CollectionErasure.anyValue($0) } }
+    override var _anyValue: Any? { current.mapValues { CollectionErasure.anyValue($0) } }
+    override var _emptyField: FieldValue { .map([:]) }
+
+    override func _replaceAll(withAny value: Any?, property: String) throws {
+        let entries = try Self.entries(from: value, property: property, realm: owner?.realm)
+        removeAll()
+        for (key, value) in entries { updateValue(value, forKey: Key(_mapKeyString: key)) }
+    }
+
+    /// The entries a plain value holds (a dictionary or another map), checked.
+    private static func entries(from value: Any?, property: String, realm: Realm?) throws -> [String: Value] {
+        guard let value = FieldValue.unwrap(value) else { return [:] }
+        let items: [String: Any?]
+        if let map = value as? _ListBase, let plain = map._anyValue as? [String: Any?] { items = plain }
+        else if let dictionary = value as? [String: Any?] { items = dictionary }
+        else if let dictionary = value as? [String: Any] { items = dictionary.mapValues { $0 } }
+        else { throw RealmError.invalidValue("\(property) is a map; got \(type(of: value))") }
+        var entries: [String: Value] = [:]
+        for (key, item) in items {
+            try MapKeyRule.check(key, context: property)
+            entries[key] = try CollectionErasure.element(from: item, context: "\(property)[\(key)]", realm: realm)
+        }
+        return entries
+    }
+
+    override func _field(in realm: Realm) throws -> FieldValue {
+        var fields: [String: FieldValue] = [:]
+        for (key, value) in current {
+            try MapKeyRule.check(key, context: "Map")
+            fields[key] = try value._field(in: realm)
+        }
+        return .map(fields)
+    }
+
+    override func _managedCopy(state: ObjectState, index: Int) -> _ListBase {
+        Map<Key, Value>(owner: state, index: index)
+    }
+
+    override func _unmanagedCopy(_ copier: inout DeepCopier) -> _ListBase {
+        let copy = Map<Key, Value>()
+        for (key, value) in current {
+            if let object = value as? Object { copy.unmanaged[key] = (copier.copy(object) as! Value) } else { copy.unmanaged[key] = value }
+        }
+        return copy
+    }
+}
+
+extension Map: _PersistedProperty {
+    public static var _schemaTemplate: PropertySchema {
+        PropertySchema(name: "", kind: Value._propertyKind, isOptional: Value.self is ExpressibleByNilLiteral.Type,
+                       objectClassName: Value._typeName, isMap: true)
+    }
+    public static var _defaultPropertyValue: Map<Key, Value> { Map() }
+    public func _propertySlot() -> _Slot {
+        guard owner != nil else { return .list(self) }
+        let copy = Map<Key, Value>()
+        copy.unmanaged = current
+        return .list(copy)
+    }
+    public static func _fromPropertySlot(_ slot: _Slot) -> Map<Key, Value> {
+        if case .list(let map) = slot, let typed = map as? Map<Key, Value> { return typed }
+        return Map()
+    }
+    public static func _managedGet(_ state: ObjectState, _ index: Int) -> Map<Key, Value> {
+        Map(owner: state, index: index)
+    }
+    public static func _canRead(_ field: FieldValue) -> Bool {
+        guard case .map(let entries) = field else { return false }
+        if Value._propertyKind == .object { return true }
+        return entries.values.allSatisfy { Value._fromField($0, in: nil) != nil }
+    }
+    public static func _managedSet(_ value: Map<Key, Value>, _ state: ObjectState, _ index: Int) {
+        if value.owner === state && value.index == index { return }
+        let entries = value.current
+        state.setField(index, state.fieldForAssignment {
+            var fields: [String: FieldValue] = [:]
+            for (key, element) in entries {
+                try MapKeyRule.check(key, context: "\(state.bound.className).\(state.bound.schema.properties[index].name)")
+                fields[key] = try element._field(in: state.realm)
+            }
+            return .map(fields)
+        })
+    }
+}
