@@ -293,7 +293,8 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     func matches(_ object: Element) -> Bool {
         if !textFilters.isEmpty {
             guard let realm = object._state?.realm else { return false }
-            let field = Self.accessor(fields(object))
+            let stored = Self.accessor(fields(object)), key = object._state?.key ?? []
+            let field: (Int) -> FieldValue = { $0 == RowAccess.ownKey ? .link(key) : stored($0) }
             guard textFilters.allSatisfy({ $0.evaluate(realm, field) }) else { return false }
         }
         if let fieldPredicate {
@@ -436,7 +437,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         let unfiltered = filters.isEmpty && textFilters.isEmpty
         func consider(_ key: @autoclosure () -> [UInt8], _ field: (Int) -> FieldValue) {
             if let fieldPredicate, !fieldPredicate.evaluate(field) { return }
-            for text in textFilters where !text.evaluate(realm, field) { return }
+            for text in textFilters where !text.evaluate(realm, { $0 == RowAccess.ownKey ? .link(key()) : field($0) }) { return }
             let values = indexes.map { field($0) }
             if damage.error != nil && !unfiltered { return }
             rows.append((key(), values))

@@ -87,12 +87,26 @@ extension Realm {
             let known = Set(candidates.map(ObjectKey.init))
             candidates += write.rows.keys.filter { $0.table == table && !known.contains(ObjectKey($0.key)) }.map(\.key)
         }
-        // A stale entry (a damaged row's, or one the write changed) never counts: the
-        // current row decides.
+        return Backlinks.confirmed(candidates, origin: origin, property: index, target: target, source: self)
+    }
+}
+
+/// Reading a row accessor at `ownKey` gives `.link(the row's own key)`: how string queries
+/// reach a row's linking objects (rows hold no key of their own). Far past any property
+/// position, so an accessor that does not know it reads null.
+enum RowAccess {
+    static let ownKey = 1 << 20
+}
+
+enum Backlinks {
+    /// The candidates (from an inverse index, and a write's rows) whose current row links to
+    /// `target`, ascending: a stale entry (a damaged row's, one a write changed) never counts.
+    static func confirmed(_ candidates: [[UInt8]], origin: any TextQueryType, property: Int, target: [UInt8],
+                          source: any TextQuerySource) -> [[UInt8]] {
         let link = FieldValue.link(target)
         return candidates.filter { key in
-            guard let row = queryRow(table: table, key: key) else { return false }
-            return SecondaryIndex.entries(row(index), backlink: true).contains(link)
+            guard let row = source.queryRow(table: origin.table, key: key) else { return false }
+            return SecondaryIndex.entries(row(property), backlink: true).contains(link)
         }.sorted { $0.lexicographicallyPrecedes($1) }
     }
 }

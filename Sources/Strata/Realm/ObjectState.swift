@@ -315,6 +315,10 @@ public final class ObjectState {
     /// A property as a plain value (`Object[key]`).
     func dynamicValue(_ index: Int) -> Any? {
         let property = bound.schema.properties[index]
+        if property.kind == .linkingObjects {
+            guard let (origin, keys) = realm.linkingKeys(to: self, property: property) else { return [Object]() }
+            return keys.compactMap { realm.object(bound: origin, key: $0) }
+        }
         let field = field(index)
         if property.kind == .object, let target = realm.boundTypeOrDynamic(named: property.objectClassName ?? "") {
             switch field {

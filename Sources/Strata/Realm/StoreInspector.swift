@@ -62,7 +62,7 @@ public struct StoreInspector {
                     throw RealmError.invalidValue("\(className) \(PrimaryKeyValue(keyBytes: key)?.description ?? "?"): \(error)")
                 }
                 if let compiled {
-                    let field: (Int) -> FieldValue = { $0 < fields.count ? fields[$0] : .null }
+                    let field: (Int) -> FieldValue = { $0 == RowAccess.ownKey ? .link(key) : $0 < fields.count ? fields[$0] : .null }
                     guard compiled.evaluate(self, field) else { return }
                 }
                 rows.append((key, fields))
@@ -150,6 +150,12 @@ extension StoreInspector: TextQuerySource {
 
     func queryRow(table: UInt32, key: [UInt8]) -> ((Int) -> FieldValue)? {
         guard let row = try? snapshot.storedValue(table: table, key: key) else { return nil }
-        return { (try? RowFormat.field($0, of: row)) ?? .null }
+        return { $0 == RowAccess.ownKey ? .link(key) : (try? RowFormat.field($0, of: row)) ?? .null }
+    }
+
+    func queryBacklinks(origin: any TextQueryType, property: Int, target: [UInt8]) -> [[UInt8]] {
+        let candidates = (try? SecondaryIndex.lookup(table: StoreLayout.indexTable(origin.schema.tableNumber, property: property),
+                                                     value: .link(target)) { table, key in try snapshot.get(table: table, key: key) }) ?? []
+        return Backlinks.confirmed(candidates, origin: origin, property: property, target: target, source: self)
     }
 }

@@ -27,8 +27,11 @@ protocol TextQueryType {
 /// Where a string query finds the types its links reach and their rows.
 protocol TextQuerySource {
     func queryType(named name: String) -> (any TextQueryType)?
-    /// The fields of the object `key` of `table`, or nil if there is none.
+    /// The fields of the object `key` of `table`, or nil if there is none; reading
+    /// `RowAccess.ownKey` gives `.link(key)`.
     func queryRow(table: UInt32, key: [UInt8]) -> ((Int) -> FieldValue)?
+    /// The keys of the `origin` objects whose property `property` links to `target`.
+    func queryBacklinks(origin: any TextQueryType, property: Int, target: [UInt8]) -> [[UInt8]]
 }
 
 extension BoundType: TextQueryType {}
@@ -40,10 +43,14 @@ extension Realm: TextQuerySource {
     func queryRow(table: UInt32, key: [UInt8]) -> ((Int) -> FieldValue)? {
         if let pending = writeState?.rows[RowKey(table: table, key: key)] {
             guard !pending.isDeleted else { return nil }
-            return { pending.field($0) ?? .null }
+            return { $0 == RowAccess.ownKey ? .link(key) : pending.field($0) ?? .null }
         }
         guard let row = storedRow(table: table, key: key) else { return nil }
-        return { (try? RowFormat.field($0, of: row)) ?? .null }
+        return { $0 == RowAccess.ownKey ? .link(key) : (try? RowFormat.field($0, of: row)) ?? .null }
+    }
+
+    func queryBacklinks(origin: any TextQueryType, property: Int, target: [UInt8]) -> [[UInt8]] {
+        backlinkKeys(origin: origin, property: property, target: target)
     }
 }
 
@@ -393,7 +400,7 @@ struct TextQueryCompiler {
             if property.kind == .column {
                 throw error(path.offset, "\(bound.className).\(name) is a custom column type and cannot be queried")
             }
-            if isLast && path.aggregated.isEmpty {
+            if isLast && path.aggregated.isEmpty && property.kind != .linkingObjects {
                 let previous = rows
                 let listRead = property.isList
                 let read: (any TextQuerySource, (Int) -> FieldValue) -> [FieldValue] = { realm, field in
@@ -418,25 +425,26 @@ struct TextQueryCompiler {
                 return Operand(read: read, isCollection: crossedList || property.isList, kind: property.kind, property: property,
                                isRootProperty: isRoot && !property.isList, description: path.text, constant: nil, items: nil)
             }
-            // Follow a link (or a list of links) to the next type.
-            guard property.kind == .object, let targetName = property.objectClassName, let target = realm.queryType(named: targetName) else {
+            // Follow a link (or a list of links, or linking objects) to the next type.
+            let backlink = property.kind == .linkingObjects
+            guard property.kind == .object || backlink, let targetName = property.objectClassName, let target = realm.queryType(named: targetName) else {
                 if isLast, let aggregate = path.aggregate {
                     throw error(path.offset, "@\(aggregate.rawValue) needs a list; \(bound.className).\(name) is not one")
                 }
                 throw error(path.offset, "\(bound.className).\(name) is not a link, so '\(path.text)' cannot go on past it")
             }
+            let origin = backlink ? target.schema.index(of: property.originProperty ?? "").map { (target, $0) } : nil
+            if backlink && origin == nil {
+                throw error(path.offset, "\(bound.className).\(name) reads links from \(targetName).\(property.originProperty ?? ""), which does not exist")
+            }
             let previous = rows
-            let isList = property.isList
+            let isList = property.isList || backlink
             let table = target.table
+            let linked = Self.linkedKeys(index: index, isList: isList, origin: origin)
             rows = { realm, field in
                 var next: [RowRef] = []
                 for row in previous(realm, field) {
-                    let value = row.read(index, field)
-                    var keys: [[UInt8]] = []
-                    if case .link(let key) = value { keys = [key] } else if isList, case .list(let items) = value {
-                        keys = items.compactMap { if case .link(let key) = $0 { return key } else { return nil } }
-                    }
-                    for key in keys {
+                    for key in linked(realm, row, field) {
                         if let reader = realm.queryRow(table: table, key: key) { next.append(.linked(reader)) }
                     }
                 }
@@ -466,7 +474,7 @@ struct TextQueryCompiler {
             }
             if isLast {
                 // A link compared as a whole: `car == nil`, `car == %@`.
-                let reached = previousLinks(previous, index: index, isList: isList)
+                let reached = previousLinks(previous, linked: linked)
                 return Operand(read: reached, isCollection: crossedList, kind: .object, property: property, isRootProperty: false,
                                description: path.text, constant: nil, items: nil)
             }
@@ -475,15 +483,27 @@ struct TextQueryCompiler {
     }
 
     /// The link values themselves (for comparisons of a link with nil or an object).
-    private func previousLinks(_ rows: @escaping (any TextQuerySource, (Int) -> FieldValue) -> [RowRef], index: Int, isList: Bool)
+    private func previousLinks(_ rows: @escaping (any TextQuerySource, (Int) -> FieldValue) -> [RowRef],
+                               linked: @escaping (any TextQuerySource, RowRef, (Int) -> FieldValue) -> [[UInt8]])
         -> (any TextQuerySource, (Int) -> FieldValue) -> [FieldValue] {
-        { realm, field in
-            var values: [FieldValue] = []
-            for row in rows(realm, field) {
-                let value = row.read(index, field)
-                if isList, case .list(let items) = value { values.append(contentsOf: items) } else { values.append(value) }
+        { realm, field in rows(realm, field).flatMap { row in linked(realm, row, field).map(FieldValue.link) } }
+    }
+
+    /// The keys a row's property `index` links to: a link, a list's links, or — for linking
+    /// objects (`origin`: the origin type and property) — the keys of the objects linking
+    /// to the row, found through the origin property's inverse index.
+    private static func linkedKeys(index: Int, isList: Bool, origin: (type: any TextQueryType, property: Int)?)
+        -> (any TextQuerySource, RowRef, (Int) -> FieldValue) -> [[UInt8]] {
+        { realm, row, field in
+            if let origin {
+                guard case .link(let own) = row.read(RowAccess.ownKey, field) else { return [] }
+                return realm.queryBacklinks(origin: origin.type, property: origin.property, target: own)
             }
-            return values
+            switch row.read(index, field) {
+            case .link(let key): return [key]
+            case .list(let items) where isList: return items.compactMap { if case .link(let key) = $0 { return key } else { return nil } }
+            default: return []
+            }
         }
     }
 
