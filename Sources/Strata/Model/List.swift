@@ -75,7 +75,9 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
         guard let owner else { return unmanaged }
         let version = owner.realm.readVersion
         if let cached, cached.version == version { return cached.elements }
-        let elements = managedFields.compactMap(element(from:))
+        // Embedded objects have no key: each is read at its position.
+        let elements = Element._propertyKind == .embedded
+            ? owner.embeddedObjects(index).compactMap { $0 as? Element } : managedFields.compactMap(element(from:))
         cached = (version, elements)
         return elements
     }
@@ -102,6 +104,7 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
             return current[position]
         }
         set {
+            Realm.checkNotOwned(CollectionOfOne(newValue), context: listName)
             var elements = current
             elements[position] = newValue
             store(elements)
@@ -120,14 +123,28 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
         guard let owner else { unmanaged.append(contentsOf: elements); return }
         cached = nil
         let added = elements.map { $0 }
+        Realm.checkNotOwned(added, context: listName)
         let fields: FieldValue = owner.fieldForAssignment { .list(try added.map { try $0._field(in: owner.realm) }) }
         guard case .list(let items) = fields else { return }
-        owner.modifyList(index) { $0.append(contentsOf: items) }
+        var start = 0
+        owner.modifyList(index) { list in
+            start = list.count
+            list.append(contentsOf: items)
+        }
+        for (offset, element) in added.enumerated() {
+            if let object = element as? Object { owner.realm.adoptEmbedded(object, parent: owner, index: index, position: start + offset) }
+        }
+    }
+
+    /// `Type.property` of a managed list, for messages.
+    private var listName: String {
+        owner.map { "\($0.bound.className).\($0.bound.schema.properties[index].name)" } ?? "List"
     }
     /// Appends `objects` (Realm Swift's name for ``append(contentsOf:)``).
     public func append(objectsIn objects: some Sequence<Element>) { append(contentsOf: objects) }
     /// Inserts `element` at `position`.
     public func insert(_ element: Element, at position: Int) {
+        Realm.checkNotOwned(CollectionOfOne(element), context: listName)
         var elements = current
         elements.insert(element, at: position)
         store(elements)
@@ -168,9 +185,14 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
     /// Replaces the element at `index`.
     public func replace(index: Int, object: Element) { self[index] = object }
     /// Replaces all elements.
-    public func replaceAll(with elements: some Sequence<Element>) { store(Array(elements)) }
+    public func replaceAll(with elements: some Sequence<Element>) {
+        let elements = Array(elements)
+        Realm.checkNotOwned(elements, context: listName)
+        store(elements)
+    }
     /// Inserts `elements` at `position`.
     public func insert(contentsOf elements: some Collection<Element>, at position: Int) {
+        Realm.checkNotOwned(elements, context: listName)
         var current = self.current
         current.insert(contentsOf: elements, at: position)
         store(current)
@@ -218,7 +240,7 @@ extension List: _PersistedProperty {
     }
     public static func _canRead(_ field: FieldValue) -> Bool {
         guard case .list(let items) = field else { return false }
-        if Element._propertyKind == .object { return true }
+        if Element._propertyKind == .object || Element._propertyKind == .embedded { return true }
         return items.allSatisfy { Element._fromField($0, in: nil) != nil }
     }
     public static func _managedSet(_ value: List<Element>, _ state: ObjectState, _ index: Int) {

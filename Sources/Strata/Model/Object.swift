@@ -165,6 +165,7 @@ open class Object: CustomStringConvertible {
             let text: String
             switch value {
             case nil: text = "nil"
+            case let object as EmbeddedObject: text = object.description
             case let object as Object: text = "\(type(of: object).className)(\(object._state.map { $0.primaryKey.description } ?? "unmanaged"))"
             case let string as String: text = "\"\(string)\""
             case let some?: text = "\(some)"
@@ -185,6 +186,7 @@ extension Object: _PersistableValue {
         return realm.linkedObject(Self.self, key: key)
     }
     public func _field(in realm: Realm?) throws -> FieldValue {
+        if self is EmbeddedObject { return try embeddedField(in: realm) }
         guard let realm else { throw RealmError.invalidValue("a link to \(Self.className) needs a realm") }
         return .link(try realm.linkKey(for: self))
     }

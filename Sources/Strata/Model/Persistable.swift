@@ -114,6 +114,7 @@ extension Optional: _PersistedProperty where Wrapped: _PersistableValue {
     public static func _fromPropertySlot(_ slot: _Slot) -> Self { Wrapped._fromSlot(slot) }
     @inlinable
     public static func _managedGet(_ state: ObjectState, _ index: Int) -> Self {
+        if Wrapped._propertyKind == .embedded { return state.embeddedObject(index, position: nil) as? Wrapped }
         let field = state.field(index)
         if field == .null { return nil }
         if let value = Wrapped._fromField(field, in: state.realm) { return value }
@@ -124,11 +125,16 @@ extension Optional: _PersistedProperty where Wrapped: _PersistableValue {
     }
     @inlinable
     public static func _managedSet(_ value: Self, _ state: ObjectState, _ index: Int) {
+        if Wrapped._propertyKind == .embedded {
+            state.setEmbedded(value as? Object, index: index)
+            return
+        }
         state.setField(index, state.fieldForAssignment { try value?._field(in: state.realm) ?? .null })
     }
     public static func _canRead(_ field: FieldValue) -> Bool {
         if field == .null { return true }
         if case .link = field { return Wrapped._propertyKind == .object }
+        if case .embedded = field { return Wrapped._propertyKind == .embedded }
         if let enumType = Wrapped.self as? any PersistableEnum.Type { return enumType._canReadRawValue(field) }
         return Wrapped._fromField(field, in: nil) != nil
     }

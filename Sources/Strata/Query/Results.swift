@@ -530,7 +530,7 @@ extension Object: Hashable {
     public static func == (lhs: Object, rhs: Object) -> Bool {
         if lhs === rhs { return true }
         guard let a = lhs._state, let b = rhs._state else { return false }
-        return a.key == b.key && a.bound.table == b.bound.table && a.realm.shared === b.realm.shared
+        return a.isSameObject(as: b)
     }
 
     /// Hashes the stored identity (managed) or the instance (unmanaged).

@@ -124,8 +124,20 @@ public final class ObjectState {
     private var rowGeneration: UInt64 = .max
     private weak var pending: PendingRow?
     private var pendingWrite: UInt64 = 0
+    /// For an embedded object: where in its parent it lives (nil: a top-level object).
+    let embedding: Embedding?
+
+    /// An embedded object's place: its parent's property `index`, and its position when
+    /// that property is a list. (A list's element is found by position: after the list is
+    /// reordered, an object read before names whatever is at its position.)
+    struct Embedding {
+        let parent: ObjectState
+        let index: Int
+        let position: Int?
+    }
 
     init(realm: Realm, bound: BoundType, primaryKey: PrimaryKeyValue, row: StoredValue) {
+        embedding = nil
         self.realm = realm
         self.bound = bound
         knownPrimaryKey = primaryKey
@@ -135,6 +147,7 @@ public final class ObjectState {
     }
 
     init(realm: Realm, bound: BoundType, key: [UInt8], row: StoredValue?, pinned: Realm.SnapshotBox? = nil) {
+        embedding = nil
         knownPrimaryKey = nil
         self.realm = realm
         self.bound = bound
@@ -146,8 +159,21 @@ public final class ObjectState {
         }
     }
 
+    /// The state of an embedded object of type `bound` in `parent`'s property `index`
+    /// (at `position` in a list).
+    init(embeddedIn parent: ObjectState, bound: BoundType, index: Int, position: Int?) {
+        embedding = Embedding(parent: parent, index: index, position: position)
+        realm = parent.realm
+        self.bound = bound
+        knownPrimaryKey = nil
+        keyBytes = parent.key
+        pinned = parent.pinned
+    }
+
+    /// The key of the object (an embedded object: its top-level ancestor's).
     var primaryKey: PrimaryKeyValue {
-        knownPrimaryKey ?? PrimaryKeyValue(keyBytes: key) ?? .string(String(decoding: key, as: UTF8.self))
+        if let embedding { return embedding.parent.primaryKey }
+        return knownPrimaryKey ?? PrimaryKeyValue(keyBytes: key) ?? .string(String(decoding: key, as: UTF8.self))
     }
 
     private var objectName: String { "\(bound.className)(\(primaryKey))" }
@@ -179,6 +205,7 @@ public final class ObjectState {
 
     var isInvalidated: Bool {
         if realm.isClosed { return true }
+        if let embedding { return embedding.parent.isInvalidated || embeddedFields() == nil }
         if let pending = currentPending() { return pending.isDeleted }
         return storedRow() == nil
     }
@@ -186,6 +213,10 @@ public final class ObjectState {
     /// Property `index` as stored. Traps on the wrong thread or a deleted object (as Realm does).
     @usableFromInline
     func field(_ index: Int) -> FieldValue {
+        if embedding != nil {
+            guard let fields = embeddedFields() else { invalidatedAccess() }
+            return index < fields.count ? fields[index] : .null
+        }
         if pinned == nil {
             realm.verifyThread()
             // The common case: outside a write, the cached row is current.
@@ -228,8 +259,115 @@ public final class ObjectState {
         return FieldValue.zero(property)
     }
 
+    // MARK: Embedded objects
+
+    /// An embedded object's fields as its parent holds them now (nil: no longer there).
+    func embeddedFields() -> [FieldValue]? {
+        guard let embedding, !embedding.parent.isInvalidated else { return nil }
+        var container = embedding.parent.field(embedding.index)
+        if let position = embedding.position {
+            guard case .list(let items) = container, position < items.count else { return nil }
+            container = items[position]
+        }
+        guard case .embedded(let fields) = container else { return nil }
+        return fields
+    }
+
+    /// Changes an embedded object's fields inside its parent (inside a write).
+    private func modifyEmbedded(_ body: (inout [FieldValue]) -> Void) {
+        guard let embedding else { return }
+        let count = bound.schema.properties.count
+        func change(_ container: FieldValue) -> FieldValue {
+            guard case .embedded(var fields) = container else { invalidatedAccess() }
+            if fields.count < count { fields += Array(repeating: .null, count: count - fields.count) }
+            body(&fields)
+            return .embedded(fields)
+        }
+        if let position = embedding.position {
+            embedding.parent.modifyList(embedding.index) { items in
+                guard position < items.count else { invalidatedAccess() }
+                items[position] = change(items[position])
+            }
+        } else {
+            embedding.parent.setField(embedding.index, change(embedding.parent.field(embedding.index)))
+        }
+    }
+
+    /// The embedded object in property `index` (at `position` of a list), or nil when the
+    /// property holds none there.
+    @usableFromInline
+    func embeddedObject(_ index: Int, position: Int?) -> Object? {
+        let property = bound.schema.properties[index]
+        guard let target = property.objectClassName.flatMap(realm.boundTypeOrDynamic(named:)) else { return nil }
+        var container = field(index)
+        if let position {
+            guard case .list(let items) = container, position < items.count else { return nil }
+            container = items[position]
+        }
+        guard case .embedded = container else { return nil }
+        let object = ObjectConstruction.makeManaged(target.info.type)
+        object._state = ObjectState(embeddedIn: self, bound: target, index: index, position: position)
+        return object
+    }
+
+    /// The embedded objects of a list property `index`, by position.
+    func embeddedObjects(_ index: Int) -> [Object] {
+        guard case .list(let items) = field(index) else { return [] }
+        return items.indices.compactMap { embeddedObject(index, position: $0) }
+    }
+
+    /// Whether this is the embedded object that `parent`'s property `index` (at `position`)
+    /// holds: assigning an object to where it already is changes nothing.
+    func isEmbedded(in parent: ObjectState, index: Int, position: Int?) -> Bool {
+        guard let embedding else { return false }
+        return embedding.index == index && embedding.position == position && embedding.parent.isSameObject(as: parent)
+    }
+
+    /// Whether two states are the same stored object (an embedded one: the same place).
+    func isSameObject(as other: ObjectState) -> Bool {
+        if self === other { return true }
+        switch (embedding, other.embedding) {
+        case (nil, nil): return key == other.key && bound.table == other.bound.table && realm.shared === other.realm.shared
+        case let (a?, b?): return a.index == b.index && a.position == b.position && a.parent.isSameObject(as: b.parent)
+        default: return false
+        }
+    }
+
+    /// Sets the embedded property `index` to `object` (nil clears it, deleting the embedded
+    /// object it held): an unmanaged object's values are stored and it becomes this one's
+    /// managed embedded object; a managed embedded object held elsewhere is refused.
+    @usableFromInline
+    func setEmbedded(_ object: Object?, index: Int) {
+        guard let object else {
+            setField(index, .null)
+            return
+        }
+        if let state = object._state {
+            if state.isEmbedded(in: self, index: index, position: nil) { return }
+            preconditionFailure("\(bound.className).\(bound.schema.properties[index].name): Cannot set a link to an existing managed embedded object (assign a copy, such as its deepCopy())")
+        }
+        setField(index, fieldForAssignment { try object._field(in: realm) })
+        realm.adoptEmbedded(object, parent: self, index: index, position: nil)
+    }
+
+    /// Removes an embedded object from its parent (`realm.delete` of an embedded object).
+    func removeFromParent() {
+        guard let embedding else { return }
+        if let position = embedding.position {
+            embedding.parent.modifyList(embedding.index) { items in
+                if position < items.count { items.remove(at: position) }
+            }
+        } else {
+            embedding.parent.setField(embedding.index, .null)
+        }
+    }
+
     /// Property `index` as stored, or the damage as an error (for throwing reads).
     func checkedField(_ index: Int) throws -> FieldValue {
+        if embedding != nil {
+            guard let fields = embeddedFields() else { throw RealmError.invalidObject("\(bound.className) was deleted") }
+            return index < fields.count ? fields[index] : .null
+        }
         if let pending = currentPending() {
             guard let field = pending.field(index) else { throw RealmError.invalidObject("\(bound.className) was deleted") }
             return field
@@ -250,6 +388,12 @@ public final class ObjectState {
 
     /// Every property as stored, or nil if the object is gone.
     func allFields() -> [FieldValue]? {
+        if embedding != nil {
+            guard var fields = embeddedFields() else { return nil }
+            let count = bound.schema.properties.count
+            if fields.count < count { fields += Array(repeating: .null, count: count - fields.count) }
+            return fields
+        }
         if let pending = currentPending() { return pending.fields }
         guard let row = storedRow() else { return nil }
         do {
@@ -277,6 +421,10 @@ public final class ObjectState {
     /// Sets property `index` inside a write (traps outside one, as Realm does).
     @usableFromInline
     func setField(_ index: Int, _ value: FieldValue) {
+        if embedding != nil {
+            modifyEmbedded { $0[index] = value }
+            return
+        }
         let (write, pending) = pendingForChange()
         guard let current = pending.field(index) else { invalidatedAccess() }
         if index == bound.primaryKeyIndex, current != value {
@@ -289,6 +437,15 @@ public final class ObjectState {
     /// Changes the list of property `index` in place inside a write (appends and removals
     /// at the end cost O(1), not a copy of the list).
     func modifyList(_ index: Int, _ body: (inout [FieldValue]) -> Void) {
+        if embedding != nil {
+            modifyEmbedded { fields in
+                var list: [FieldValue] = []
+                if case .list(let items) = fields[index] { list = items }
+                body(&list)
+                fields[index] = .list(list)
+            }
+            return
+        }
         let (write, pending) = pendingForChange()
         guard !pending.isDeleted else { invalidatedAccess() }
         pending.modifyList(index, body)
@@ -318,6 +475,9 @@ public final class ObjectState {
         if property.kind == .linkingObjects {
             guard let (origin, keys) = realm.linkingKeys(to: self, property: property) else { return [Object]() }
             return keys.compactMap { realm.object(bound: origin, key: $0) }
+        }
+        if property.kind == .embedded {
+            return property.isList ? embeddedObjects(index) : embeddedObject(index, position: nil)
         }
         let field = field(index)
         if property.kind == .object, let target = realm.boundTypeOrDynamic(named: property.objectClassName ?? "") {

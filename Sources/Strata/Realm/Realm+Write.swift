@@ -401,6 +401,7 @@ extension Realm {
             return state.key
         }
         let bound = try boundType(for: type(of: object))
+        if bound.schema.isEmbedded { throw Self.embeddedAlone(bound.className) }
         let key: [UInt8]
         if let index = bound.primaryKeyIndex {
             guard case .value(let field) = object._slots[index], let value = PrimaryKeyValue(field: field) else {
@@ -438,8 +439,15 @@ extension Realm {
             for (index, slot) in slots.enumerated() {
                 switch slot {
                 case .value(let field): fields[index] = field
+                case .object(let target as EmbeddedObject):
+                    if target._state != nil { throw Self.embeddedOwned("\(bound.className).\(bound.schema.properties[index].name)") }
+                    fields[index] = try target.embeddedField(in: self)
                 case .object(let target): fields[index] = try target.map { .link(try add($0, update: update, write: write)) } ?? .null
-                case .list(let list): fields[index] = try list._field(in: self)
+                case .list(let list):
+                    if bound.schema.properties[index].kind == .embedded, list._anyElements.contains(where: { ($0 as? Object)?._state != nil }) {
+                        throw Self.embeddedOwned("\(bound.className).\(bound.schema.properties[index].name)")
+                    }
+                    fields[index] = try list._field(in: self)
                 }
             }
             pending.fields = fields
@@ -447,10 +455,21 @@ extension Realm {
             object._state = nil
             throw error
         }
+        if let state = object._state { adoptEmbeddedChildren(slots, parent: state) }
         if update == .all { pending.forced.formUnion(PropertyMask(all: bound.schema.properties.count)) }
         write.noteChange(bound: bound, key: key)
         bumpContentVersion()
         return key
+    }
+
+    /// The error for an embedded object added (or created) without a parent.
+    static func embeddedAlone(_ className: String) -> RealmError {
+        .invalidObject("\(className) is an embedded object type: it cannot be added on its own; assign it to a property of its parent (an Object)")
+    }
+
+    /// The error for a managed embedded object stored in a second place.
+    static func embeddedOwned(_ property: String) -> RealmError {
+        .invalidObject("\(property): Cannot set a link to an existing managed embedded object; an embedded object has one parent (store a copy, such as its deepCopy())")
     }
 
     /// The key a link to `object` stores, adding the object if it is unmanaged.
@@ -476,6 +495,7 @@ extension Realm {
 
     private func create<T: Object>(_ type: T.Type, value: Any, update: UpdatePolicy, write: WriteState) throws -> T {
         let bound = try boundType(for: type)
+        if bound.schema.isEmbedded { throw Self.embeddedAlone(bound.className) }
         let properties = bound.schema.properties
         var values: [String: Any?] = [:]
         switch value {
@@ -513,14 +533,7 @@ extension Realm {
         if !exists {
             // Start from the class's initial values.
             let prototype = type.init()
-            var fields: [FieldValue] = []
-            for slot in prototype._slots {
-                switch slot {
-                case .value(let field): fields.append(field)
-                case .object: fields.append(.null)
-                case .list: fields.append(.list([]))
-                }
-            }
+            var fields = prototype._slots.map(\.unlinkedField)
             if let index = bound.primaryKeyIndex, let primaryKey = PrimaryKeyValue(keyBytes: key) {
                 fields[index] = primaryKey.field
             }
@@ -548,6 +561,7 @@ extension Realm {
     /// The field for a plain value given for `property`, resolving links (objects,
     /// dictionaries, primary keys) in this realm.
     func field(for value: Any?, property: PropertySchema, context: String) throws -> FieldValue {
+        if property.kind == .embedded { return try embeddedField(for: value, property: property, context: context) }
         guard property.kind == .object else { return try FieldValue.converting(value, to: property, context: context) }
         guard let target = property.objectClassName.flatMap(boundType(named:)) else {
             throw RealmError.unknownType(property.objectClassName ?? "?")
@@ -563,6 +577,47 @@ extension Realm {
         }
         guard let value = FieldValue.unwrap(value) else { return .null }
         return .link(try linkTarget(value, target: target, context: context))
+    }
+
+    /// The field of an embedded property (or a list of them) for a plain value: an
+    /// unmanaged embedded object, or a dictionary of its property values (the rest keep the
+    /// class's initial values); nil for none.
+    private func embeddedField(for value: Any?, property: PropertySchema, context: String) throws -> FieldValue {
+        guard let target = property.objectClassName.flatMap(boundTypeOrDynamic(named:)) else {
+            throw RealmError.unknownType(property.objectClassName ?? "?")
+        }
+        func one(_ item: Any?, _ context: String) throws -> FieldValue {
+            switch FieldValue.unwrap(item) {
+            case nil:
+                guard !property.isList else { throw RealmError.invalidValue("\(context): nil in a list of \(target.className)") }
+                return .null
+            case let object as Object:
+                guard type(of: object).className == target.className else {
+                    throw RealmError.invalidValue("\(context) holds an embedded \(target.className), not a \(type(of: object).className)")
+                }
+                if object._state != nil { throw Self.embeddedOwned(context) }
+                return try object.embeddedField(in: self)
+            case let dictionary as [String: Any]:
+                var fields = target.constantInitialFields ?? BoundType.initialFields(of: target.info.type)
+                for (name, item) in dictionary {
+                    guard let index = target.schema.index(of: name) else {
+                        throw RealmError.invalidValue("\(context): \(target.className) has no property '\(name)'")
+                    }
+                    fields[index] = try field(for: item, property: target.schema.properties[index], context: "\(context).\(name)")
+                }
+                return .embedded(fields)
+            case let item?:
+                throw RealmError.invalidValue("\(context) holds an embedded \(target.className): give an unmanaged one or a dictionary, not \(type(of: item))")
+            }
+        }
+        guard property.isList else { return try one(value, context) }
+        guard let value = FieldValue.unwrap(value) else { return .list([]) }
+        let items: [Any?]
+        if let list = value as? _ListBase { items = list._anyElements }
+        else if let array = value as? [Any?] { items = array }
+        else if let array = value as? [Any] { items = array.map { $0 } }
+        else { throw RealmError.invalidValue("\(context) is a list of \(target.className); got \(type(of: value))") }
+        return .list(try items.enumerated().map { try one($1, "\(context)[\($0)]") })
     }
 
     /// The key of the object `value` designates: an object, a dictionary (created or
@@ -605,6 +660,14 @@ extension Realm {
     private func delete(_ object: Object, write: WriteState) throws {
         guard let state = object._state, state.realm === self else {
             throw RealmError.invalidObject("can only delete an object managed by this Realm")
+        }
+        if state.embedding != nil {
+            // An embedded object is deleted from its parent: the property becomes nil, or
+            // the list loses the element.
+            guard !state.isInvalidated else { return }
+            state.removeFromParent()
+            bumpContentVersion()
+            return
         }
         let rowKey = RowKey(table: state.bound.table, key: state.key)
         if let pending = write.rows[rowKey] {

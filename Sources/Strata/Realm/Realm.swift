@@ -322,7 +322,9 @@ public final class Realm {
     /// Every object of `type`, as live ``Results``.
     public func objects<T: Object>(_ type: T.Type) -> Results<T> {
         verifyThread()
-        return Results(realm: self, bound: boundTypeOrTrap(type))
+        let bound = boundTypeOrTrap(type)
+        precondition(!bound.schema.isEmbedded, "\(bound.className) is an embedded object type: query the objects that hold it (e.g. \"address.city == 'x'\")")
+        return Results(realm: self, bound: bound)
     }
 
     // MARK: Advancing

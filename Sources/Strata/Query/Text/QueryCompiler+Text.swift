@@ -426,8 +426,8 @@ struct TextQueryCompiler {
                                isRootProperty: isRoot && !property.isList, description: path.text, constant: nil, items: nil)
             }
             // Follow a link (or a list of links, or linking objects) to the next type.
-            let backlink = property.kind == .linkingObjects
-            guard property.kind == .object || backlink, let targetName = property.objectClassName, let target = realm.queryType(named: targetName) else {
+            let backlink = property.kind == .linkingObjects, embedded = property.kind == .embedded
+            guard property.kind == .object || backlink || embedded, let targetName = property.objectClassName, let target = realm.queryType(named: targetName) else {
                 if isLast, let aggregate = path.aggregate {
                     throw error(path.offset, "@\(aggregate.rawValue) needs a list; \(bound.className).\(name) is not one")
                 }
@@ -444,6 +444,11 @@ struct TextQueryCompiler {
             rows = { realm, field in
                 var next: [RowRef] = []
                 for row in previous(realm, field) {
+                    if embedded {
+                        // Embedded objects are read from the row that holds them.
+                        next += Self.embeddedRows(row.read(index, field))
+                        continue
+                    }
                     for key in linked(realm, row, field) {
                         if let reader = realm.queryRow(table: table, key: key) { next.append(.linked(reader)) }
                     }
@@ -487,6 +492,16 @@ struct TextQueryCompiler {
                                linked: @escaping (any TextQuerySource, RowRef, (Int) -> FieldValue) -> [[UInt8]])
         -> (any TextQuerySource, (Int) -> FieldValue) -> [FieldValue] {
         { realm, field in rows(realm, field).flatMap { row in linked(realm, row, field).map(FieldValue.link) } }
+    }
+
+    /// The rows of the embedded objects a field holds (one, or a list of them).
+    private static func embeddedRows(_ value: FieldValue) -> [RowRef] {
+        func reader(_ fields: [FieldValue]) -> RowRef { .linked { $0 < fields.count ? fields[$0] : .null } }
+        switch value {
+        case .embedded(let fields): return [reader(fields)]
+        case .list(let items): return items.compactMap { if case .embedded(let fields) = $0 { return reader(fields) } else { return nil } }
+        default: return []
+        }
     }
 
     /// The keys a row's property `index` links to: a link, a list's links, or — for linking
