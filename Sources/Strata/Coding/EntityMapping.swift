@@ -186,7 +186,7 @@ public final class EntityMapping {
                                                     keyPath: attribute.keyPath.map(ObjectMapping.path), kind: .attribute(transformer)))
         }
         for relationship in relationships {
-            guard let index = schema.index(of: relationship.property), schema.properties[index].kind == .object else {
+            guard let index = schema.index(of: relationship.property), [.object, .embedded].contains(schema.properties[index].kind) else {
                 throw RealmError.invalidValue("EntityMapping(\(schema.className)): '\(relationship.property)' is not a link or list of objects")
             }
             if relationship.toMany, !schema.properties[index].isList {

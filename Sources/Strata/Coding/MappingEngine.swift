@@ -331,6 +331,23 @@ struct MappingEngine {
                 throw error
             }
         }
+        if property.isMap {
+            if value == .null { return .map([:]) }
+            guard case .object(let members) = value else {
+                return try mismatch(path: path(), expected: "an object (\(property.typeDescription))", found: value) ? nil : nil
+            }
+            var element = property
+            element.isMap = false
+            var entries: [String: FieldValue] = [:]
+            for (key, item) in members {
+                if let problem = MapKeyRule.problem(key) {
+                    throw JSONMappingError.typeMismatch(path: "\(path()).\(key)", expected: "a map key without '.' or a leading '$'", found: problem)
+                }
+                guard let field = try field(from: item, property: element, transformer: nil, path: "\(path()).\(key)") else { continue }
+                entries[key] = field
+            }
+            return .map(entries)
+        }
         if value == .null {
             if property.isOptional || property.isList { return property.isList ? .list([]) : .null }
             if options.nullPolicy == .skip { return nil }
@@ -342,12 +359,13 @@ struct MappingEngine {
             }
             var element = property
             element.isList = false
+            element.isSet = false
             var items: [FieldValue] = []
             for (position, item) in elements.enumerated() {
                 guard let field = try field(from: item, property: element, transformer: nil, path: "\(path())[\(position)]") else { continue }
                 items.append(field)
             }
-            return .list(items)
+            return .list(property.isSet ? items.distinctSetMembers() : items)
         }
         let coerce = options.typeMismatchPolicy == .coerce
         func fail() throws -> FieldValue? {
@@ -498,6 +516,8 @@ struct MappingEngine {
         //    duplicates may link children read after the draft they merge into).
         for draft in drafts {
             let mapping = draft.mapping
+            // Embedded objects have no key: they are written inside their parent's row.
+            if mapping.info.schema.isEmbedded { continue }
             let bound = try realm.boundType(for: mapping.type)
             let key: [UInt8]
             if let merged = mergeTargets[ObjectIdentifier(draft)] {
@@ -540,6 +560,10 @@ struct MappingEngine {
             var customLinks: [(index: Int, link: Draft.Link, weak: Bool, rule: CustomAssignment)] = []
             for (index, link) in draft.links {
                 guard case .relationship(_, let policy, let weak) = mapping.rules.first(where: { $0.index == index })?.kind else { continue }
+                if bound.schema.properties[index].kind == .embedded {
+                    assignments[index] = try embeddedField(link, realm: realm)
+                    continue
+                }
                 if case .customized(let rule) = policy {
                     customLinks.append((index, link, weak, rule))
                     continue
@@ -594,6 +618,32 @@ struct MappingEngine {
         known = [:]
         drafts = []
         locations.removeAll()
+    }
+
+    /// The field of an embedded property from its drafts: each embedded object's JSON
+    /// values over its class's initial values (it is replaced whole, having no identity to
+    /// merge into), its links as links, its embedded objects nested.
+    private func embeddedField(_ link: Draft.Link, realm: Realm) throws -> FieldValue {
+        func fields(_ draft: Draft) throws -> FieldValue {
+            let bound = try realm.boundType(for: draft.mapping.type)
+            var fields = bound.constantInitialFields ?? BoundType.initialFields(of: bound.info.type)
+            for (index, field) in draft.fields.enumerated() where field != nil { fields[index] = field! }
+            for (index, nested) in draft.links {
+                if bound.schema.properties[index].kind == .embedded {
+                    fields[index] = try embeddedField(nested, realm: realm)
+                    continue
+                }
+                switch nested {
+                case .one(let child): fields[index] = child?.key.map(FieldValue.link) ?? .null
+                case .many(let children): fields[index] = .list(children.compactMap { $0.key.map(FieldValue.link) })
+                }
+            }
+            return .embedded(fields)
+        }
+        switch link {
+        case .one(let child): return try child.map(fields) ?? .null
+        case .many(let children): return .list(try children.map(fields))
+        }
     }
 
     /// A custom assignment policy: the block is given the objects related now and the JSON's

@@ -82,12 +82,12 @@ public final class RealmCoder {
         let keys = type.realmCodableKeys
         let ignored = Set(type.realmCodableIgnoredAttributes)
         let raw = Set(type.realmCodableRawJsonSubstrings)
-        for (index, property) in mapping.info.schema.properties.enumerated() {
+        for (index, property) in mapping.info.schema.properties.enumerated() where property.kind != .linkingObjects {
             let key = keys[property.name] ?? keyStrategy.key(for: property.name)
             let rule = ObjectMapping.Rule(index: index, property: property.name, keyPath: ObjectMapping.path(key), kind: .attribute(nil))
             if raw.contains(property.name) {
                 rule.kind = .rawJSON
-            } else if property.kind == .object, let target = property.objectClassName,
+            } else if property.kind == .object || property.kind == .embedded, let target = property.objectClassName,
                       let targetType = realm.boundType(named: target)?.info.type {
                 rule.kind = .relationship(self.mapping(for: targetType), policy: .assign, weak: false)
             }

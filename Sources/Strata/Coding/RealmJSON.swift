@@ -129,13 +129,13 @@ extension Object {
         } else {
             outPaths = outboundMap
         }
-        for (index, property) in schema.properties.enumerated() {
+        for (index, property) in schema.properties.enumerated() where property.kind != .linkingObjects {
             let inPath = inPaths[property.name], outPath = outPaths[property.name]
             guard inPath != nil || outPath != nil else { continue }
             let transformer = type.jsonTransformer(forProperty: property.name)
             var kind: ObjectMapping.Kind = .attribute(transformer)
-            if transformer == nil, property.kind == .object, let target = property.objectClassName,
-               let targetType = realm?.boundType(named: target)?.info.type {
+            if transformer == nil, property.kind == .object || property.kind == .embedded, let target = property.objectClassName,
+               let targetType = realm?.boundType(named: target)?.info.type ?? mapping.info.objectTypes[index] {
                 kind = .relationship(realmJSONMapping(targetType, realm: realm, visited: &visited), policy: .assign, weak: false)
             }
             // Decoding reads the inbound path; encoding writes the outbound one. A property in

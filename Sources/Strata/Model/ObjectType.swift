@@ -12,13 +12,15 @@ final class ObjectType: @unchecked Sendable {
     let primaryKeyIndex: Int?
     /// Per property: whether a stored field can be read as the declared Swift type.
     let readers: [(FieldValue) -> Bool]
+    /// Per property: the class it links to or embeds, if any.
+    let objectTypes: [Object.Type?]
     /// Key paths already mapped to a property position.
     private let keyPaths = Locked<[AnyKeyPath: Int?]>([:])
 
     private init(type: Object.Type) throws {
         self.type = type
         let prototype = type.init()
-        var found: [(Int, PropertySchema, (FieldValue) -> Bool)] = []
+        var found: [(Int, PropertySchema, (FieldValue) -> Bool, Object.Type?)] = []
         var mirror: Mirror? = Mirror(reflecting: prototype)
         while let current = mirror {
             for child in current.children {
@@ -32,7 +34,7 @@ final class ObjectType: @unchecked Sendable {
                 }
                 property.isPrimaryKey = descriptor.isPrimaryKey
                 property.isIndexed = descriptor.isIndexed && !descriptor.isPrimaryKey
-                found.append((descriptor.index, property, descriptor.canRead))
+                found.append((descriptor.index, property, descriptor.canRead, descriptor.objectType))
             }
             mirror = current.superclassMirror
         }
@@ -43,6 +45,7 @@ final class ObjectType: @unchecked Sendable {
         }
         let properties = found.map(\.1)
         readers = found.map(\.2)
+        objectTypes = found.map(\.3)
         let keys = properties.filter(\.isPrimaryKey)
         guard keys.count <= 1 else {
             throw RealmError.invalidSchema("\(className) declares more than one primary key: \(keys.map(\.name).joined(separator: ", "))")

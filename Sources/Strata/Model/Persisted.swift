@@ -98,11 +98,33 @@ protocol PersistedDescriptor {
     var isIndexed: Bool { get }
     /// Whether a stored field can be read as the property's type.
     func canRead(_ field: FieldValue) -> Bool
+    /// The class a link, embedded or collection-of-objects property holds.
+    var objectType: Object.Type? { get }
 }
 
 extension Persisted: PersistedDescriptor {
     var schemaTemplate: PropertySchema { Value._schemaTemplate }
     func canRead(_ field: FieldValue) -> Bool { Value._canRead(field) }
+    var objectType: Object.Type? { (Value.self as? any _ObjectContainer.Type)?._objectType }
+}
+
+/// A property type that holds objects (a link, an embedded object, a collection of them):
+/// which class, known without a realm (unmanaged JSON decoding needs it).
+protocol _ObjectContainer {
+    static var _objectType: Object.Type? { get }
+}
+
+extension Optional: _ObjectContainer where Wrapped: _PersistableValue {
+    static var _objectType: Object.Type? { Wrapped.self as? Object.Type }
+}
+extension List: _ObjectContainer {
+    static var _objectType: Object.Type? { Element.self as? Object.Type }
+}
+extension MutableSet: _ObjectContainer {
+    static var _objectType: Object.Type? { Element.self as? Object.Type }
+}
+extension Map: _ObjectContainer {
+    static var _objectType: Object.Type? { Value.self as? Object.Type ?? (Value.self as? any _ObjectContainer.Type)?._objectType }
 }
 
 /// The slots of the object being initialized on this thread. Stored-property initializers
