@@ -247,3 +247,12 @@ final class MapTests: RealmTestCase {
         }
     }
 }
+
+final class MutableSetCreateTests: RealmTestCase {
+    func testCreateFromAnArrayKeepsDistinctElements() throws {
+        let realm = try openRealm(types: modelTypeTypes)
+        let object = try realm.write { try realm.create(Tagged.self, value: ["_id": ObjectId.generate(), "labels": ["a", "b", "a"], "numbers": [0.0, -0.0, 1]]) }
+        XCTAssertEqual(object.labels.toArray(), ["a", "b"])
+        XCTAssertEqual(object.numbers.count, 2)
+    }
+}

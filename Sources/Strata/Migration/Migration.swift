@@ -149,11 +149,7 @@ public final class Migration {
         let prototype = info.type.init()
         var values: [String: FieldValue] = [:]
         for (index, property) in info.schema.properties.enumerated() {
-            switch prototype._slots[index] {
-            case .value(let field): values[property.name] = field
-            case .object: values[property.name] = .null
-            case .list: values[property.name] = .list([])
-            }
+            values[property.name] = prototype._slots[index].unlinkedField
         }
         return values
     }
@@ -241,6 +237,22 @@ public final class Migration {
     // MARK: Values
 
     fileprivate func plainValue(_ field: FieldValue, property: PropertySchema, old: Bool) -> Any? {
+        if property.kind == .embedded {
+            // Embedded objects read as dictionaries of their values (lists: arrays of them).
+            guard let type = property.objectClassName.flatMap({ (old ? oldSchema : newSchema)[$0] }) else { return nil }
+            func dictionary(_ fields: [FieldValue]) -> [String: Any?] {
+                var values: [String: Any?] = [:]
+                for (index, nested) in type.properties.enumerated() where index < fields.count {
+                    values[nested.name] = plainValue(fields[index], property: nested, old: old)
+                }
+                return values
+            }
+            switch field {
+            case .embedded(let fields): return dictionary(fields)
+            case .list(let items): return items.compactMap { if case .embedded(let fields) = $0 { return dictionary(fields) } else { return nil } }
+            default: return nil
+            }
+        }
         if property.kind == .object, let target = property.objectClassName {
             func object(_ key: [UInt8]) -> MigrationObject? {
                 recording { old ? try loadOld(target, key) : try loadNew(target, key) } ?? nil
@@ -255,6 +267,24 @@ public final class Migration {
     }
 
     fileprivate func field(for value: Any?, property: PropertySchema, context: String) throws -> FieldValue {
+        if property.kind == .embedded {
+            guard let type = property.objectClassName.flatMap({ newSchema[$0] }) else { throw RealmError.unknownType(property.objectClassName ?? "?") }
+            func embedded(_ item: Any?, _ context: String) throws -> FieldValue {
+                guard let item = FieldValue.unwrap(item) else { return .null }
+                guard let values = item as? [String: Any?] ?? (item as? [String: Any])?.mapValues({ $0 }) else {
+                    throw RealmError.invalidValue("\(context) holds an embedded \(type.className); assign a dictionary of its values")
+                }
+                var fields = type.properties.map(FieldValue.zero)
+                for (name, nested) in values {
+                    guard let index = type.index(of: name) else { throw RealmError.invalidValue("\(context): \(type.className) has no property '\(name)'") }
+                    fields[index] = try field(for: nested, property: type.properties[index], context: "\(context).\(name)")
+                }
+                return .embedded(fields)
+            }
+            guard property.isList else { return try embedded(value, context) }
+            guard let items = FieldValue.unwrap(value) as? [Any?] ?? (FieldValue.unwrap(value) as? [Any])?.map({ $0 }) else { return .list([]) }
+            return .list(try items.enumerated().map { try embedded($1, "\(context)[\($0)]") })
+        }
         if property.kind == .object {
             if let object = value as? MigrationObject { return property.isList ? .list([.link(object.identity)]) : .link(object.identity) }
             if let objects = value as? [MigrationObject] { return .list(objects.map { .link($0.identity) }) }
@@ -366,13 +396,32 @@ public final class Migration {
         var values = defaultValues[typeName]!
         for property in new.properties {
             guard let previous = old[property.name], let value = oldValues[property.name] else { continue }
-            if previous.sameType(as: property) {
+            if property.kind == .embedded, previous.kind == .embedded, previous.isList == property.isList {
+                values[property.name] = migratedEmbedded(value, from: previous, to: property)
+            } else if previous.sameType(as: property) {
                 values[property.name] = value
             } else if let converted = try? FieldValue.converting(value.anyValue, to: property, context: "", lenient: true) {
                 values[property.name] = converted
             }
         }
         return values
+    }
+
+    /// Embedded objects (one, or a list) laid out for their type in the new schema: each
+    /// property whose name is kept moves to its new position (converted, recursively, as
+    /// top-level properties are), the others take the class's initial value.
+    private func migratedEmbedded(_ value: FieldValue, from previous: PropertySchema, to property: PropertySchema) -> FieldValue {
+        guard let oldType = previous.objectClassName.flatMap({ oldSchema[$0] }),
+              let newType = property.objectClassName.flatMap({ newSchema[$0] }) else { return .null }
+        func one(_ field: FieldValue) -> FieldValue {
+            guard case .embedded(let fields) = field else { return field }
+            var oldValues: [String: FieldValue] = [:]
+            for (index, nested) in oldType.properties.enumerated() where index < fields.count { oldValues[nested.name] = fields[index] }
+            let values = newValues(newType.className, old: oldType, new: newType, oldValues: oldValues)
+            return .embedded(newType.properties.map { values[$0.name] ?? FieldValue.zero($0) })
+        }
+        if case .list(let items) = value { return .list(items.map(one)) }
+        return one(value)
     }
 
     /// Calls `body` with every new object of `typeName` that is not deleted: the stored
@@ -534,17 +583,7 @@ public final class Migration {
                 var fields: [FieldValue] = []
                 fields.reserveCapacity(schema.properties.count)
                 for property in schema.properties {
-                    let value = object.values[property.name] ?? .null
-                    guard property.kind == .object, let target = property.objectClassName, clearedTypes.contains(target) else {
-                        fields.append(value)
-                        continue
-                    }
-                    // Targets of a rewritten type get their new keys (none: the link is cut).
-                    if case .list(let items) = value {
-                        fields.append(.list(try items.map { try relink($0, target: target) }.filter { $0 != .null }))
-                    } else {
-                        fields.append(try relink(value, target: target))
-                    }
+                    fields.append(try relinked(object.values[property.name] ?? .null, property: property))
                 }
                 try transaction.put(table: table, key: key, value: RowFormat.encodeChecked(fields, of: "a migrated \(schema.className) row"))
                 for (index, backlink) in maintained {
@@ -583,6 +622,33 @@ public final class Migration {
     private func applyIndexChanges(_ deltas: [Int: SecondaryIndex.Delta], schema: ObjectSchema, transaction: Transaction) throws {
         for (index, delta) in deltas {
             try delta.apply(table: StoreLayout.indexTable(schema.tableNumber, property: index), transaction: transaction)
+        }
+    }
+
+    /// A property's value after the rewrite: links to rewritten types get their targets'
+    /// new keys (none: the link is cut, and a list or map loses it), inside embedded
+    /// objects too.
+    private func relinked(_ value: FieldValue, property: PropertySchema) throws -> FieldValue {
+        switch property.kind {
+        case .object:
+            guard let target = property.objectClassName, clearedTypes.contains(target) else { return value }
+            switch value {
+            case .list(let items): return .list(try items.map { try relink($0, target: target) }.filter { $0 != .null })
+            case .map(let entries): return .map(try entries.mapValues { try relink($0, target: target) }.filter { $0.value != .null })
+            default: return try relink(value, target: target)
+            }
+        case .embedded:
+            guard let type = property.objectClassName.flatMap({ newSchema[$0] }) else { return value }
+            func nested(_ field: FieldValue) throws -> FieldValue {
+                guard case .embedded(let fields) = field else { return field }
+                return .embedded(try fields.enumerated().map { index, inner in
+                    index < type.properties.count ? try relinked(inner, property: type.properties[index]) : inner
+                })
+            }
+            if case .list(let items) = value { return .list(try items.map(nested)) }
+            return try nested(value)
+        default:
+            return value
         }
     }
 

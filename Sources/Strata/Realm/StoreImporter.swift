@@ -174,24 +174,65 @@ public struct StoreImporter {
             func mismatch(_ expected: String) -> JSONMappingError {
                 .typeMismatch(path: path, expected: expected, found: value.shortDescription)
             }
+            if property.kind == .linkingObjects {
+                throw mismatch("nothing: \(property.name) is linking objects, computed from the links to this object (leave it out)")
+            }
+            if property.isMap {
+                if value == .null { return .map([:]) }
+                guard case .object(let members) = value else { throw mismatch("an object (\(property.typeDescription))") }
+                var element = property
+                element.isMap = false
+                var entries: [String: FieldValue] = [:]
+                for (key, item) in members {
+                    if let problem = MapKeyRule.problem(key) {
+                        throw JSONMappingError.typeMismatch(path: "\(path).\(key)", expected: "a map key without '.' or a leading '$'", found: problem)
+                    }
+                    if item == .null, !element.isOptional || element.kind == .object {
+                        throw JSONMappingError.typeMismatch(path: "\(path).\(key)", expected: "a value of \(property.typeDescription), not null", found: "null")
+                    }
+                    entries[key] = try field(item, property: element, path: "\(path).\(key)")
+                }
+                return .map(entries)
+            }
             if property.isList {
                 if value == .null { return .list([]) }
                 guard case .array(let elements) = value else { throw mismatch("an array (\(property.typeDescription))") }
                 var element = property
                 element.isList = false
-                return .list(try elements.enumerated().map { index, item in
-                    // A list holds nil only when its elements are optional; a list of links never does.
-                    if item == .null, !element.isOptional || element.kind == .object {
+                element.isSet = false
+                let items = try elements.enumerated().map { index, item in
+                    // A list holds nil only when its elements are optional; a list of links (or
+                    // of embedded objects) never does.
+                    if item == .null, !element.isOptional || element.kind == .object || element.kind == .embedded {
                         throw JSONMappingError.typeMismatch(path: "\(path)[\(index)]", expected: "an element of \(property.typeDescription), not null", found: "null")
                     }
                     return try field(item, property: element, path: "\(path)[\(index)]")
-                })
+                }
+                return .list(property.isSet ? items.distinctSetMembers() : items)
             }
             if value == .null {
-                guard property.isOptional || property.kind == .object || property.kind == .column else { throw mismatch(property.typeDescription + ", not null") }
+                guard property.isOptional || [.object, .column, .embedded].contains(property.kind) else { throw mismatch(property.typeDescription + ", not null") }
                 return .null
             }
             switch (property.kind, value) {
+            case (.embedded, .object(let members)):
+                // An embedded object: its properties by name, the others at their zero values.
+                guard let embedded = property.objectClassName.flatMap({ schema[$0] }), embedded.isEmbedded else {
+                    throw mismatch("an embedded object of a type the stored schema has")
+                }
+                var fields = embedded.properties.map(FieldValue.zero)
+                for (name, item) in members {
+                    guard let index = embedded.index(of: name) else {
+                        throw JSONMappingError.unexpectedShape(path: path + "." + name, expected: "a property of \(embedded.className) (it has \(embedded.properties.map(\.name).joined(separator: ", ")))")
+                    }
+                    fields[index] = try field(item, property: embedded.properties[index], path: path + "." + name)
+                }
+                return .embedded(fields)
+            case (.embedded, _):
+                throw mismatch("an object (an embedded \(property.objectClassName ?? "?"))")
+            case (.objectId, .string(let s)):
+                guard let id = try? ObjectId(string: s) else { throw mismatch("an ObjectId (24 hexadecimal digits)") }
+                return .objectId(id)
             case (.object, _):
                 guard let targetName = property.objectClassName, let target = schema[targetName],
                       let targetKey = target.primaryKeyProperty else {

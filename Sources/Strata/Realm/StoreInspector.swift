@@ -90,23 +90,25 @@ public struct StoreInspector {
             if type.primaryKeyProperty == nil, let id = PrimaryKeyValue(keyBytes: key) {
                 object["_id"] = Self.json(id.field)
             }
-            for (index, property) in type.properties.enumerated() {
-                object[property.name] = index < fields.count ? Self.json(fields[index], property: property) : NSNull()
+            for (index, property) in type.properties.enumerated() where property.kind != .linkingObjects {
+                object[property.name] = index < fields.count ? Self.json(fields[index], property: property, schema: schema) : NSNull()
             }
             return object
         }
     }
 
     /// The column names of `className`'s objects as ``objects(ofType:matching:arguments:)``
-    /// gives them, in schema order (`_id` first for a type without a primary key).
+    /// gives them, in schema order (`_id` first for a type without a primary key; linking
+    /// objects, which are computed, left out).
     public func columns(ofType className: String) throws -> [String] {
         guard let type = schema[className] else { throw RealmError.unknownType(className) }
-        return (type.primaryKeyProperty == nil ? ["_id"] : []) + type.properties.map(\.name)
+        return (type.primaryKeyProperty == nil ? ["_id"] : []) + type.properties.filter { $0.kind != .linkingObjects }.map(\.name)
     }
 
     private static let dateStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
-    static func json(_ field: FieldValue, property: PropertySchema? = nil) -> Any {
+    /// A stored field as a JSON-ready value; `schema` names an embedded object's properties.
+    static func json(_ field: FieldValue, property: PropertySchema? = nil, schema: Schema? = nil) -> Any {
         switch field {
         case .null: return NSNull()
         case .bool(let v): return v
@@ -121,10 +123,17 @@ public struct StoreInspector {
         case .uuid(let v): return v.uuidString
         case .decimal(let v): return v.description
         case .link(let key): return PrimaryKeyValue(keyBytes: key).map { json($0.field) } ?? key.map { String(format: "%02x", $0) }.joined()
-        case .list(let items): return items.map { json($0, property: property) }
+        case .list(let items): return items.map { json($0, property: property, schema: schema) }
         case .objectId(let v): return v.stringValue
-        case .map(let entries): return entries.mapValues { json($0, property: property) }
-        case .embedded(let fields): return fields.map { json($0) }
+        case .map(let entries): return entries.mapValues { json($0, property: property, schema: schema) }
+        case .embedded(let fields):
+            // By the embedded type's property names (positions if the schema lacks it).
+            guard let type = property?.objectClassName.flatMap({ schema?[$0] }) else { return fields.map { json($0, schema: schema) } }
+            var object: [String: Any] = [:]
+            for (index, nested) in type.properties.enumerated() where nested.kind != .linkingObjects {
+                object[nested.name] = index < fields.count ? json(fields[index], property: nested, schema: schema) : NSNull()
+            }
+            return object
         }
     }
 }

@@ -31,14 +31,17 @@ extension FieldValue {
         if property.isList {
             guard let value = unwrap(value) else { return .list([]) }
             let items: [Any?]
-            if let field = value as? FieldValue, case .list = field { return field }
+            if let field = value as? FieldValue, case .list(let items) = field { return .list(property.isSet ? items.distinctSetMembers() : items) }
             if let list = value as? _ListBase { items = list._anyElements }
             else if let array = value as? [Any?] { items = array }
             else if let array = value as? [Any] { items = array.map { $0 } }
             else { throw RealmError.invalidValue("\(context) is a list; got \(type(of: value))") }
             var element = property
             element.isList = false
-            return .list(try items.enumerated().map { try converting($1, to: element, context: "\(context)[\($0)]", lenient: lenient) })
+            element.isSet = false
+            let converted = try items.enumerated().map { try converting($1, to: element, context: "\(context)[\($0)]", lenient: lenient) }
+            // A set keeps the first of each group of equal elements.
+            return .list(property.isSet ? converted.distinctSetMembers() : converted)
         }
         guard let value = unwrap(value) else {
             if property.isOptional || property.kind == .object { return .null }
