@@ -59,6 +59,26 @@ public struct Frozen<T: Object>: @unchecked Sendable, CustomStringConvertible {
         box.read { object[keyPath: keyPath].map { Frozen<Target>(box: box, object: $0) } }
     }
 
+    /// Linking objects, frozen at the same commit.
+    public subscript<Target: Object>(dynamicMember keyPath: KeyPath<T, LinkingObjects<Target>>) -> [Frozen<Target>] {
+        box.read { object[keyPath: keyPath].map { Frozen<Target>(box: box, object: $0) } }
+    }
+
+    /// A set of values, as an array in the set's order.
+    public subscript<Element: Sendable>(dynamicMember keyPath: KeyPath<T, MutableSet<Element>>) -> [Element] {
+        box.read { object[keyPath: keyPath].toArray() }
+    }
+
+    /// A set of objects, frozen at the same commit.
+    public subscript<Target: Object>(dynamicMember keyPath: KeyPath<T, MutableSet<Target>>) -> [Frozen<Target>] {
+        box.read { object[keyPath: keyPath].map { Frozen<Target>(box: box, object: $0) } }
+    }
+
+    /// A map of values, as a dictionary.
+    public subscript<Key: _MapKey, Value: Sendable>(dynamicMember keyPath: KeyPath<T, Map<Key, Value>>) -> [Key: Value] {
+        box.read { Dictionary(uniqueKeysWithValues: object[keyPath: keyPath].map { ($0.key, $0.value) }) }
+    }
+
     /// A list of values, as an array.
     public subscript<Element: Sendable>(dynamicMember keyPath: KeyPath<T, List<Element>>) -> [Element] {
         box.read { Array(object[keyPath: keyPath]) }
@@ -150,7 +170,7 @@ extension Object: ThreadConfined {
         guard let state = _state else { preconditionFailure("Unmanaged objects cannot be frozen; use frozen(), which copies them") }
         if state.realm.isFrozen { return self }
         let box = state.realm.frozenBox()
-        guard let object = box.read({ box.realm!.object(bound: state.bound, key: state.key) }) else {
+        guard let object = box.read({ box.realm!.object(matching: state) }) else {
             preconditionFailure("Cannot freeze an object that has been deleted or invalidated: \(state.bound.className)")
         }
         return unsafeDowncast(object, to: Self.self)
@@ -161,7 +181,7 @@ extension Object: ThreadConfined {
     public func thaw() -> Self? {
         guard let state = _state, state.realm.isFrozen else { return self }
         guard let realm = try? Realm(configuration: state.realm.configuration) else { return nil }
-        return realm.object(bound: state.bound, key: state.key).map { unsafeDowncast($0, to: Self.self) }
+        return realm.object(matching: state).map { unsafeDowncast($0, to: Self.self) }
     }
 }
 
@@ -215,20 +235,26 @@ extension Realm {
         verifyThread()
         guard let state = object._state else { return nil }
         if state.realm === self { return object }
-        guard let bound = try? boundType(for: type(of: object)) else { return nil }
-        return self.object(bound: bound, key: state.key).map { unsafeDowncast($0, to: T.self) }
+        return self.object(matching: state).map { unsafeDowncast($0, to: T.self) }
+    }
+
+    /// This realm's object for another realm's (same store): found by key, an embedded
+    /// object through its parent. Nil if it is gone here.
+    func object(matching state: ObjectState) -> Object? {
+        if let embedding = state.embedding {
+            guard let parent = object(matching: embedding.parent)?._state else { return nil }
+            return parent.embeddedObject(embedding.index, position: embedding.position)
+        }
+        let bound = boundType(named: state.bound.className) ?? state.bound
+        return object(bound: bound, key: state.key)
     }
 
     /// The live object, in this realm, of a frozen object; nil if it was deleted since.
     public func thaw<T: Object>(_ frozen: Frozen<T>) -> T? {
         verifyThread()
-        let found = frozen.withObject { object -> (BoundType, [UInt8])? in
-            guard let state = object._state else { return nil }
-            return (state.bound, state.key)
-        }
-        if let (frozenBound, key) = found {
-            guard let bound = try? boundType(for: frozenBound.info.type) else { return nil }
-            return object(bound: bound, key: key).map { unsafeDowncast($0, to: T.self) }
+        let found = frozen.withObject { $0._state }
+        if let state = found {
+            return frozen.withObject { _ in object(matching: state) }.map { unsafeDowncast($0, to: T.self) }
         }
         // Frozen from an unmanaged object: look it up by primary key.
         let key = frozen.primaryKeyValue

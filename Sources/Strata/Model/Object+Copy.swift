@@ -17,8 +17,9 @@ public struct DeepCopier {
 extension Object {
     /// An unmanaged copy holding every non-link property except the primary key, which
     /// keeps the class's initial value (Realm+JSON's rule: "shallowCopy no longer maintains
-    /// an object's primary key"); links and lists of objects are left empty. A copy to edit
-    /// and merge back (``mergeProperties(from:)``), or to add as a new object.
+    /// an object's primary key"); links and lists of objects are left empty, embedded
+    /// objects (part of the object's value) are copied, linking objects are empty. A copy
+    /// to edit and merge back (``mergeProperties(from:)``), or to add as a new object.
     public func shallowCopy() -> Self {
         let copy = Self()
         var copier: DeepCopier?
@@ -52,7 +53,14 @@ extension Object {
                     copy._slots[index] = _slots[index]
                 }
             case .object:
-                guard copier != nil, let target = self[property.name] as? Object else { continue }
+                guard let target = self[property.name] as? Object else { continue }
+                if property.kind == .embedded {
+                    // An embedded object is part of this one's value: always copied.
+                    var own = DeepCopier()
+                    copy._slots[index] = .object(copier == nil ? own.copy(target) : copier!.copy(target))
+                    continue
+                }
+                guard copier != nil else { continue }
                 copy._slots[index] = .object(copier!.copy(target))
             case .list(let empty):
                 let source: _ListBase
@@ -64,11 +72,14 @@ extension Object {
                 } else {
                     continue
                 }
-                if property.kind == .object {
+                if property.kind == .embedded {
+                    var own = DeepCopier()
+                    copy._slots[index] = .list(copier == nil ? source._unmanagedCopy(&own) : source._unmanagedCopy(&copier!))
+                } else if property.kind == .object {
                     guard copier != nil else { continue }
                     copy._slots[index] = .list(source._unmanagedCopy(&copier!))
-                } else {
-                    try? empty._replaceAll(withAny: source._anyElements, property: property.name)
+                } else if property.kind != .linkingObjects {
+                    try? empty._replaceAll(withAny: source._anyValue, property: property.name)
                 }
             }
         }
@@ -80,14 +91,21 @@ extension Object {
         return prototype._managedCopy(state: state, index: index)
     }
 
-    /// Copies every property that is not a link, a list of objects or the primary key from
-    /// `other` (managed or not). Inside a write when this object is managed.
+    /// Copies every property that is not a link, a list of objects, linking objects or the
+    /// primary key from `other` (managed or not); embedded objects are copied as values.
+    /// Inside a write when this object is managed.
     public func mergeProperties(from other: Object) {
         let info = ObjectType.info(for: type(of: self))
         precondition(type(of: other) == type(of: self) || ObjectType.info(for: type(of: other)).schema.className == info.schema.className,
                      "mergeProperties(from:) needs an object of the same type")
-        for (index, property) in info.schema.properties.enumerated() where property.kind != .object && !property.isPrimaryKey {
-            let value = other[property.name]
+        for (index, property) in info.schema.properties.enumerated()
+        where property.kind != .object && property.kind != .linkingObjects && !property.isPrimaryKey {
+            var value = other[property.name]
+            if property.kind == .embedded {
+                // Values, not the other object's embedded objects (they have one parent).
+                if let object = value as? Object { value = object.deepCopy() }
+                if let objects = value as? [Object] { value = objects.map { $0.deepCopy() } }
+            }
             do {
                 try setDynamicValue(value, index: index)
             } catch {
