@@ -1,6 +1,5 @@
-// API.md §8's Realm Swift lines that Strata has so far, as a user writes them (`import
-// Strata` only). EmbeddedObject, LinkingObjects, MutableSet, Map and ObjectId are not
-// there yet (issue 14).
+// API.md §8's Realm Swift lines, as a user writes them (`import Strata` only), the model
+// types included: EmbeddedObject, LinkingObjects, MutableSet, Map and ObjectId.
 
 import Strata
 import XCTest
@@ -12,7 +11,55 @@ final class Contact: Object {
     @Persisted var phones: List<Phone>
 }
 
+/// The §8 model-type lines, as written there (in a namespace: `Car` is taken).
+enum Section8 {
+    final class Address: EmbeddedObject { @Persisted var street: String = "" }
+
+    final class Car: Object {
+        @Persisted(primaryKey: true) var _id: ObjectId
+        @Persisted var owner: Owner?
+    }
+
+    final class Owner: Object {
+        @Persisted(primaryKey: true) var _id: ObjectId
+        @Persisted var address: Address?; @Persisted var addresses: List<Address>
+        @Persisted(originProperty: "owner") var cars: LinkingObjects<Car>
+        @Persisted var labels: MutableSet<String>; @Persisted var scores: Map<String, Int>
+    }
+}
+
 final class PortingContractTests: XCTestCase {
+    func testSection8ModelTypes() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-contract-8m-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: url) }
+        var config = Realm.Configuration(directory: url)
+        config.objectTypes = [Section8.Owner.self, Section8.Car.self, Section8.Address.self]
+        let realm = try Realm(configuration: config)
+        let id = ObjectId.generate()
+        XCTAssertEqual(id.stringValue.count, 24)
+        XCTAssertEqual(try ObjectId(string: id.stringValue), id)
+        XCTAssertLessThan(id, ObjectId.generate())
+        let owner = Section8.Owner()
+        owner._id = id
+        let home = Section8.Address(); home.street = "1 Main"
+        owner.address = home
+        owner.addresses.append(Section8.Address())
+        owner.labels.insert("vip")
+        owner.scores["level"] = 3
+        let car = Section8.Car()
+        car.owner = owner
+        try realm.write { try realm.add(car) }
+        XCTAssertEqual(owner.cars.count, 1)
+        XCTAssertEqual(owner.address?.street, "1 Main")
+        XCTAssertTrue(owner.labels.contains("vip"))
+        XCTAssertEqual(owner.scores["level"], 3)
+        XCTAssertEqual(realm.objects(Section8.Owner.self).filter("_id == %@", id).count, 1)
+        XCTAssertEqual(realm.objects(Section8.Owner.self).filter(#Predicate { $0._id == id }).count, 1)
+        XCTAssertEqual(realm.objects(Section8.Owner.self).filter("cars.@count == 1 AND address.street == '1 Main'").count, 1)
+        try realm.write { try realm.delete(owner) }
+        XCTAssertTrue(home.isInvalidated)
+    }
+
     func testSection8RealmSwiftNames() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-contract-8-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: url) }
