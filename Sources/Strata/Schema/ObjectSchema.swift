@@ -279,7 +279,10 @@ public struct Schema: Codable, Sendable, Hashable {
     /// 1,048,575; at most 254 properties with unique, non-empty names; at most one primary
     /// key, of a kind a key can have; no index on a collection, a link or an embedded
     /// object; a class name on every link, embedded object, linking objects and custom
-    /// column; and the relations of ``relationsProblem()``.
+    /// column. Between types: links name top-level types of the schema and embedded
+    /// properties embedded types; embedded types have no primary key, declare no linking
+    /// objects and do not contain themselves; linking objects read a link, list or set of
+    /// links to their type.
     ///
     /// - Throws: ``SchemaError`` naming the class, property or number at fault.
     public func validate() throws {
