@@ -250,11 +250,7 @@ enum CollectionErasure {
     /// `Element`, or an error naming `property` and the position that does not fit.
     static func elements<Element: _PersistableValue>(from value: Any?, property: String, realm: Realm?) throws -> [Element] {
         guard let value = FieldValue.unwrap(value) else { return [] }
-        let items: [Any?]
-        if let list = value as? _ListBase { items = list._anyElements }
-        else if let array = value as? [Any?] { items = array }
-        else if let array = value as? [Any] { items = array.map { $0 } }
-        else { throw RealmError.invalidValue("\(property) is a collection; got \(type(of: value))") }
+        let items = try FieldValue.items(of: value, context: "\(property) is a collection")
         return try items.enumerated().map { position, item in try element(from: item, context: "\(property)[\(position)]", realm: realm) }
     }
 

@@ -568,11 +568,7 @@ extension Realm {
         }
         if property.isList {
             guard let value = FieldValue.unwrap(value) else { return .list([]) }
-            let items: [Any?]
-            if let list = value as? _ListBase { items = list._anyElements }
-            else if let array = value as? [Any?] { items = array }
-            else if let array = value as? [Any] { items = array.map { $0 } }
-            else { throw RealmError.invalidValue("\(context) is a list of \(target.className); got \(type(of: value))") }
+            let items = try FieldValue.items(of: value, context: "\(context) is a list of \(target.className)")
             return .list(try items.map { item in .link(try self.linkTarget(item, target: target, context: context)) })
         }
         guard let value = FieldValue.unwrap(value) else { return .null }
@@ -612,11 +608,7 @@ extension Realm {
         }
         guard property.isList else { return try one(value, context) }
         guard let value = FieldValue.unwrap(value) else { return .list([]) }
-        let items: [Any?]
-        if let list = value as? _ListBase { items = list._anyElements }
-        else if let array = value as? [Any?] { items = array }
-        else if let array = value as? [Any] { items = array.map { $0 } }
-        else { throw RealmError.invalidValue("\(context) is a list of \(target.className); got \(type(of: value))") }
+        let items = try FieldValue.items(of: value, context: "\(context) is a list of \(target.className)")
         return .list(try items.enumerated().map { try one($1, "\(context)[\($0)]") })
     }
 

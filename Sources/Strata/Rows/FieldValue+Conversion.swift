@@ -30,12 +30,8 @@ extension FieldValue {
         }
         if property.isList {
             guard let value = unwrap(value) else { return .list([]) }
-            let items: [Any?]
             if let field = value as? FieldValue, case .list(let items) = field { return .list(property.isSet ? items.distinctSetMembers() : items) }
-            if let list = value as? _ListBase { items = list._anyElements }
-            else if let array = value as? [Any?] { items = array }
-            else if let array = value as? [Any] { items = array.map { $0 } }
-            else { throw RealmError.invalidValue("\(context) is a list; got \(type(of: value))") }
+            let items = try items(of: value, context: "\(context) is a list")
             var element = property
             element.isList = false
             element.isSet = false
@@ -139,6 +135,15 @@ extension FieldValue {
             break
         }
         throw mismatch()
+    }
+
+    /// The elements of a plain collection value (an array, or a `List`/`MutableSet`), or an
+    /// error saying `context` and what was given instead.
+    static func items(of value: Any, context: @autoclosure () -> String) throws -> [Any?] {
+        if let list = value as? _ListBase { return list._anyElements }
+        if let array = value as? [Any?] { return array }
+        if let array = value as? [Any] { return array.map { $0 } }
+        throw RealmError.invalidValue("\(context()); got \(type(of: value))")
     }
 
     /// nil for nil, `Optional.none` inside `Any`, and NSNull.
