@@ -83,6 +83,36 @@ final class StringQueryTests: RealmTestCase {
         XCTAssertEqual(ids(users.filter("rank = 5 or city <> 'Raleigh' and rank between {1, 2}")), ["1", "2"])
     }
 
+    /// A nil (or deleted) to-one link on a key path makes the value nil, as NSPredicate and
+    /// #Predicate read it: `car.model != 'T'` holds for a user without a car (it selected
+    /// nobody before, so `!=` was not the negation of `==`), and `car.model == nil` holds.
+    /// Found by the #Predicate/string differential test.
+    func testANilLinkOnAKeyPathReadsAsNil() throws {
+        let realm = try openRealm()
+        try seed(realm)
+        let users = realm.objects(User.self)
+        let withoutCar = ["2", "4", "5"]
+        XCTAssertEqual(ids(users.filter("car.model != 'Model T'")), withoutCar)
+        XCTAssertEqual(ids(users.filter("car.model == nil")), withoutCar)
+        XCTAssertEqual(ids(users.filter("NOT (car.model == 'Model T')")), ids(users.filter("car.model != 'Model T'")))
+        XCTAssertEqual(ids(users.filter("car.year < 2000 OR car.year == nil")), ["1", "2", "3", "4", "5"])
+        XCTAssertEqual(ids(users.filter("car.model != 'Model T'")), ids(users.filter(#Predicate { $0.car?.model != "Model T" })))
+        XCTAssertEqual(ids(users.filter("car == nil")), withoutCar)
+        // A link to a deleted object reads as nil too (as the object's accessor reads it: it
+        // did not before), and a list skips it (@count counts what the list shows).
+        try realm.write {
+            try realm.delete(realm.objects(Car.self))
+            try realm.delete(realm.objects(Phone.self).filter("number == '2222'"))
+        }
+        XCTAssertEqual(ids(users.filter("car == nil")), ["1", "2", "3", "4", "5"])
+        XCTAssertEqual(ids(users.filter("car.model == nil")), ["1", "2", "3", "4", "5"])
+        XCTAssertEqual(ids(users.filter("phones.@count == 1")), users.filter { $0.phones.count == 1 }.map(\.objId))
+        XCTAssertEqual(ids(users.filter("phones.@count == 1")), ["1", "2", "4"])
+        // Through a list, an empty list still means no values (ANY is false, NONE true).
+        XCTAssertEqual(ids(users.filter("ANY phones.number == nil")), [])
+        XCTAssertEqual(ids(users.filter("NONE phones.number == '1111'")), ["2", "3", "5"])
+    }
+
     func testInAWriteThePendingChangesAreQueried() throws {
         let realm = try openRealm()
         try seed(realm)

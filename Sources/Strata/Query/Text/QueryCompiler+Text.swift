@@ -403,13 +403,27 @@ struct TextQueryCompiler {
             if isLast && path.aggregated.isEmpty && property.kind != .linkingObjects {
                 let previous = rows
                 let listRead = property.isList
+                // Through to-one links only, the operand is one value: a nil (or deleted)
+                // link on the way makes it nil, as NSPredicate and #Predicate read it, so
+                // `car.model == nil` holds and `!=` stays the negation of `==`.
+                let single = !crossedList && !listRead
+                // Links read as the objects do: one to a deleted object is nil (a list skips it).
+                let targetTable = property.kind == .object ? property.objectClassName.flatMap(realm.queryType(named:))?.table : nil
                 let read: (any TextQuerySource, (Int) -> FieldValue) -> [FieldValue] = { realm, field in
                     var values: [FieldValue] = []
                     for row in previous(realm, field) {
-                        let value = row.read(index, field)
-                        if listRead, case .list(let items) = value { values.append(contentsOf: items) } else { values.append(value) }
+                        var value = row.read(index, field)
+                        if let targetTable, case .link(let key) = value, realm.queryRow(table: targetTable, key: key) == nil { value = .null }
+                        if listRead, case .list(var items) = value {
+                            if let targetTable {
+                                items.removeAll { if case .link(let key) = $0 { return realm.queryRow(table: targetTable, key: key) == nil } else { return false } }
+                            }
+                            values.append(contentsOf: items)
+                        } else {
+                            values.append(value)
+                        }
                     }
-                    return values
+                    return single && values.isEmpty ? [.null] : values
                 }
                 if let aggregate = path.aggregate {
                     guard property.isList else { throw error(path.offset, "@\(aggregate.rawValue) needs a list; \(bound.className).\(name) is not one") }
@@ -478,8 +492,9 @@ struct TextQueryCompiler {
                                description: path.text, constant: nil, items: nil)
             }
             if isLast {
-                // A link compared as a whole: `car == nil`, `car == %@`.
-                let reached = previousLinks(previous, linked: linked)
+                // A link compared as a whole: `car == nil`, `car == %@` (nil when a to-one
+                // link before it is nil, as above).
+                let reached = previousLinks(previous, linked: linked, table: backlink ? nil : table, single: !crossedList)
                 return Operand(read: reached, isCollection: crossedList, kind: .object, property: property, isRootProperty: false,
                                description: path.text, constant: nil, items: nil)
             }
@@ -489,9 +504,16 @@ struct TextQueryCompiler {
 
     /// The link values themselves (for comparisons of a link with nil or an object).
     private func previousLinks(_ rows: @escaping (any TextQuerySource, (Int) -> FieldValue) -> [RowRef],
-                               linked: @escaping (any TextQuerySource, RowRef, (Int) -> FieldValue) -> [[UInt8]])
+                               linked: @escaping (any TextQuerySource, RowRef, (Int) -> FieldValue) -> [[UInt8]],
+                               table: UInt32?, single: Bool)
         -> (any TextQuerySource, (Int) -> FieldValue) -> [FieldValue] {
-        { realm, field in rows(realm, field).flatMap { row in linked(realm, row, field).map(FieldValue.link) } }
+        { realm, field in
+            // A link to a deleted object reads as nil (`table`: the targets', to check).
+            let values = rows(realm, field).flatMap { row in
+                linked(realm, row, field).filter { key in table.map { realm.queryRow(table: $0, key: key) != nil } ?? true }.map(FieldValue.link)
+            }
+            return single && values.isEmpty ? [.null] : values
+        }
     }
 
     /// The rows of the embedded objects a field holds (one, or a list of them).
