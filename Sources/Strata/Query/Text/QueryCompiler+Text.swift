@@ -7,8 +7,9 @@
 //
 // Semantics (as NSPredicate and Realm): numbers compare by value across integer and
 // floating-point properties; NaN equals nothing; nil equals only nil and orders against
-// nothing; `!=` is the negation of `==`. A key path through a list (`phones.number`) is
-// compared with ANY unless ALL or NONE says otherwise; `@count`, `@min`, `@max`, `@sum`
+// nothing; `!=` is the negation of `==`; a nil or deleted to-one link on a key path makes
+// the value nil. A key path through a list (`phones.number`) is compared with ANY unless
+// ALL or NONE says otherwise; `@count`, `@min`, `@max`, `@sum`
 // and `@avg` reduce a list to one value (`@min`/`@max`/`@avg` of an empty list are nil,
 // `@sum` is 0). `[c]` ignores case, `[d]` diacritics; LIKE takes `*` and `?` wildcards.
 
