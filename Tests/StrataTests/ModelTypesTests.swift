@@ -256,3 +256,45 @@ final class MutableSetCreateTests: RealmTestCase {
         XCTAssertEqual(object.numbers.count, 2)
     }
 }
+
+final class ModelTypesNotificationTests: RealmTestCase {
+    func testSetAndMapChangesAreChangesOfTheirProperty() throws {
+        let realm = try openRealm(types: modelTypeTypes)
+        let object = Tagged()
+        try realm.write { try realm.add(object) }
+        var changed: [[String]] = []
+        let token = object.observe { change in
+            if case .change(_, let properties) = change { changed.append(properties.map(\.name)) }
+        }
+        defer { token.invalidate() }
+        var modifications: [[Int]] = []
+        let resultsToken = realm.objects(Tagged.self).observe { change in
+            if case .update(_, _, _, let modified) = change { modifications.append(modified) }
+        }
+        defer { resultsToken.invalidate() }
+        try realm.write { object.labels.insert("a") }
+        try realm.write { object.labels.insert("a") }      // already there: nothing changes
+        try realm.write { object.scores["k"] = 1 }
+        try realm.write { object.scores["k"] = 2; object.labels.remove("a") }
+        XCTAssertEqual(changed, [["labels"], ["scores"], ["labels", "scores"]])
+        XCTAssertEqual(modifications, [[0], [0], [0]])
+    }
+}
+
+final class LinkingObjectsPredicateTests: RealmTestCase {
+    func testPredicatesReadLinkingObjectsOnObjects() throws {
+        let realm = try openRealm(types: linkingTypes)
+        try realm.write {
+            let ann = Driver(); ann.name = "ann"
+            let bob = Driver(); bob.name = "bob"
+            for (plate, model, driver) in [("A1", "T", ann), ("A2", "S", ann), ("B1", "S", bob)] {
+                let car = Vehicle(); car.plate = plate; car.model = model; car.driver = driver
+                try realm.add(car)
+            }
+        }
+        let drivers = realm.objects(Driver.self)
+        XCTAssertEqual(drivers.filter(#Predicate { $0.cars.count > 1 }).map(\.name), ["ann"])
+        XCTAssertEqual(drivers.filter(#Predicate { $0.cars.contains { $0.model == "S" } }).map(\.name), ["ann", "bob"])
+        XCTAssertEqual(drivers.filter(#Predicate { $0.cars.allSatisfy { $0.model == "S" } }).map(\.name), ["bob"])
+    }
+}

@@ -97,7 +97,7 @@ extension ToolTests {
 }
 
 extension ToolTests {
-    private func write(_ json: String, to name: String) throws -> String {
+    func write(_ json: String, to name: String) throws -> String {
         let path = directory + "-" + name
         try Data(json.utf8).write(to: URL(fileURLWithPath: path))
         return path
