@@ -171,3 +171,18 @@ final class EmbeddedQueryTests: RealmTestCase {
         XCTAssertEqual(contacts.filter(#Predicate { $0.address?.city == "Durham" }).map(\.name), ["c"])
     }
 }
+
+final class EmbeddedAloneTests: RealmTestCase {
+    func testEmbeddedTypesAreRefusedAtTheRootOfJSONAndImports() throws {
+        let realm = try openRealm(types: embeddedTypes)
+        XCTAssertThrowsError(try RealmCoder(realm: realm).decode(Address.self, from: Data(#"{"street": "x"}"#.utf8))) { error in
+            XCTAssertTrue("\(error)".contains("Address is an embedded object type: it cannot be added on its own"), "\(error)")
+        }
+        realm.invalidate()
+        let store = try Store(directory: directory, options: StoreOptions())
+        defer { try? store.close() }
+        XCTAssertThrowsError(try StoreImporter(store: store)?.importObjects(ofType: "Address", from: Data(#"[{"street": "x"}]"#.utf8))) { error in
+            XCTAssertTrue("\(error)".contains("Address is an embedded object type"), "\(error)")
+        }
+    }
+}

@@ -155,6 +155,10 @@ struct MappingEngine {
             }
             return result
         }
+        if location.parent < 0, realm != nil, mapping.info.schema.isEmbedded {
+            // An embedded object exists only inside its parent.
+            throw Realm.embeddedAlone(mapping.className)
+        }
         let json = mapping.preprocess?(json) ?? json
         let draft = Draft(mapping: mapping, location: locations.append(location))
         // Error paths below capture this table, not `self` (which would copy the engine).

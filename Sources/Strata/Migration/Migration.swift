@@ -198,6 +198,7 @@ public final class Migration {
     @discardableResult
     public func create(_ typeName: String, value: [String: Any] = [:]) -> MigrationObject {
         guard let schema = newSchema[typeName] else { preconditionFailure("'\(typeName)' is not in the new schema") }
+        precondition(!schema.isEmbedded, "'\(typeName)' is an embedded object type: set it as a dictionary on the object that holds it")
         createdCount += 1
         let object = MigrationObject(className: typeName, values: [:], schema: schema, isOld: false, migration: self,
                                      identity: Migration.createdIdentity(createdCount), createdNumber: createdCount)

@@ -126,6 +126,9 @@ public final class ObjectState {
     private var pendingWrite: UInt64 = 0
     /// For an embedded object: where in its parent it lives (nil: a top-level object).
     let embedding: Embedding?
+    /// An embedded object's fields and the realm read version they were read at (reading
+    /// them decodes the parent's whole field: a list of embedded objects is one field).
+    private var embeddedCache: (version: UInt64, fields: [FieldValue]?)?
 
     /// An embedded object's place: its parent's property `index`, and its position when
     /// that property is a list. (A list's element is found by position: after the list is
@@ -263,6 +266,16 @@ public final class ObjectState {
 
     /// An embedded object's fields as its parent holds them now (nil: no longer there).
     func embeddedFields() -> [FieldValue]? {
+        // Frozen (pinned) objects never change; live ones are re-read when the realm moves
+        // or the open write changes anything.
+        let version = pinned == nil ? realm.readVersion : 0
+        if let embeddedCache, embeddedCache.version == version, !realm.isClosed { return embeddedCache.fields }
+        let fields = readEmbeddedFields()
+        embeddedCache = (version, fields)
+        return fields
+    }
+
+    private func readEmbeddedFields() -> [FieldValue]? {
         guard let embedding, !embedding.parent.isInvalidated else { return nil }
         var container = embedding.parent.field(embedding.index)
         if let position = embedding.position {
@@ -310,10 +323,17 @@ public final class ObjectState {
         return object
     }
 
-    /// The embedded objects of a list property `index`, by position.
+    /// The embedded objects of a list property `index`, by position (the list is read once).
     func embeddedObjects(_ index: Int) -> [Object] {
-        guard case .list(let items) = field(index) else { return [] }
-        return items.indices.compactMap { embeddedObject(index, position: $0) }
+        let property = bound.schema.properties[index]
+        guard case .list(let items) = field(index),
+              let target = property.objectClassName.flatMap(realm.boundTypeOrDynamic(named:)) else { return [] }
+        return items.indices.compactMap { position in
+            guard case .embedded = items[position] else { return nil }
+            let object = ObjectConstruction.makeManaged(target.info.type)
+            object._state = ObjectState(embeddedIn: self, bound: target, index: index, position: position)
+            return object
+        }
     }
 
     /// Whether this is the embedded object that `parent`'s property `index` (at `position`)

@@ -45,6 +45,7 @@ public struct StoreImporter {
     ///   written when anything throws.
     public func importObjects(ofType className: String, from data: Data) throws -> Report {
         guard let type = schema[className] else { throw RealmError.unknownType(className) }
+        if type.isEmbedded { throw Realm.embeddedAlone(className) }
         let json: JSONValue
         do {
             json = try JSONValue(data: data)
