@@ -298,3 +298,34 @@ final class LinkingObjectsPredicateTests: RealmTestCase {
         XCTAssertEqual(drivers.filter(#Predicate { $0.cars.allSatisfy { $0.model == "S" } }).map(\.name), ["bob"])
     }
 }
+
+final class ModelTypeDeclarationTests: RealmTestCase {
+    func testSetsOfKindsNotHashableByStorageAreSchemaErrors() throws {
+        final class EmbeddedSet: Object {
+            @Persisted var id = 0
+            @Persisted var places: MutableSet<Address>
+        }
+        final class ColumnSet: Object {
+            @Persisted var id = 0
+            @Persisted var points: MutableSet<StrictPoint>
+        }
+        final class KeyedEmbedded: EmbeddedObject {
+            @Persisted(primaryKey: true) var id = 0
+        }
+        final class IndexedMap: Object {
+            @Persisted var id = 0
+            @Persisted(indexed: true) var scores: Map<String, Int>
+        }
+        let cases: [(Object.Type, String)] = [
+            (EmbeddedSet.self, "EmbeddedSet.places cannot be a set of embedded objects: a set compares its elements by their stored values"),
+            (ColumnSet.self, "ColumnSet.points cannot be a set of a custom column type"),
+            (KeyedEmbedded.self, "KeyedEmbedded.id: an embedded object type cannot have a primary key"),
+            (IndexedMap.self, "IndexedMap.scores: Map<String, int> cannot be indexed"),
+        ]
+        for (type, reason) in cases {
+            XCTAssertThrowsError(try Realm(configuration: configuration(types: [type, Address.self, GeoPoint.self]))) { error in
+                XCTAssertTrue("\(error)".contains(reason), "\(error) — expected: \(reason)")
+            }
+        }
+    }
+}
