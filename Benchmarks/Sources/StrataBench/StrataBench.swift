@@ -27,7 +27,7 @@ struct StrataBench: ParsableCommand {
     var strataOnly = false
     @Option(help: "Directory of the real JSON payloads.")
     var jsonDirectory = "../../shared/data/json"
-    @Option(help: "Which suites to run: all, engine, peers, encryption, objects, controller, json or concurrency.")
+    @Option(help: "Which suites to run: all, engine, peers, encryption, objects, models, controller, json or concurrency.")
     var suite = "all"
     @Option(help: "Profile one object-level phase alone: upsert, make, read, scan or sort.")
     var profileObjects: String?
@@ -80,8 +80,8 @@ struct StrataBench: ParsableCommand {
             try store.close()
             return
         }
-        guard ["all", "engine", "peers", "encryption", "objects", "controller", "json", "concurrency"].contains(suite) else {
-            throw ValidationError("--suite takes all, engine, peers, encryption, objects, controller, json or concurrency, got '\(suite)'")
+        guard ["all", "engine", "peers", "encryption", "objects", "models", "controller", "json", "concurrency"].contains(suite) else {
+            throw ValidationError("--suite takes all, engine, peers, encryption, objects, models, controller, json or concurrency, got '\(suite)'")
         }
         print("`make bench` (release build), \(ProcessInfo.processInfo.activeProcessorCount) cores, medians of \(rounds) rounds, files in \(work)\n")
         if suite == "all" || suite == "engine" {
@@ -108,6 +108,11 @@ struct StrataBench: ParsableCommand {
             let rows = try ObjectBenchmarks(objects: objects, reads: min(reads, 200_000), workDirectory: work).run(rounds: rounds)
             print("\n## Objects (Realm API against GRDB Codable records)\n")
             print(markdownTable(rows))
+        }
+        if suite == "all" || suite == "models" {
+            let rows = try ModelTypeBenchmarks(cars: objects, workDirectory: work).run(rounds: max(rounds, 3))
+            print("\n## Realm's model types: LinkingObjects' inverse index (same run, same data, with and without it)\n")
+            print(markdownTable(rows, columns: ("without the index (same run)", "–")))
         }
         if suite == "all" || suite == "json" {
             let rows = try JSONBenchmarks(directory: jsonDirectory, rounds: max(rounds, 5)).run()
