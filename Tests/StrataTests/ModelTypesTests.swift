@@ -329,3 +329,41 @@ final class ModelTypeDeclarationTests: RealmTestCase {
         }
     }
 }
+
+final class Roster: Object {
+    @Persisted(primaryKey: true) var name = ""
+    @Persisted var members: MutableSet<Contact>
+    @Persisted var byRole: Map<String, Contact?>
+}
+
+final class LinkCollectionTests: RealmTestCase {
+    func testSetsAndMapsOfLinks() throws {
+        let realm = try openRealm(types: [Roster.self] + embeddedTypes)
+        let roster = Roster(); roster.name = "r"
+        let ann = Contact(); ann.name = "ann"
+        try realm.write { try realm.add(roster) }
+        try realm.write {
+            roster.members.insert(ann)                       // adds the unmanaged contact
+            roster.members.insert(realm.object(ofType: Contact.self, forPrimaryKey: "ann")!)   // the same object again
+            roster.byRole["lead"] = ann
+            roster.byRole["spare"] = .some(nil)
+        }
+        XCTAssertEqual(roster.members.count, 1)
+        XCTAssertTrue(roster.members.contains(ann))
+        XCTAssertEqual(roster.byRole["lead"]??.name, "ann")
+        XCTAssertEqual(roster.byRole.count, 2)
+        XCTAssertEqual(realm.objects(Roster.self).filter("ANY members.name == 'ann'").count, 1)
+        try realm.write { try realm.delete(ann) }
+        XCTAssertEqual(roster.members.count, 0, "a link to a deleted object is left out")
+    }
+
+    func testMapsOfEmbeddedObjectsAreRefusedClearly() throws {
+        final class Places: Object {
+            @Persisted var id = 0
+            @Persisted var byName: Map<String, Address?>
+        }
+        XCTAssertThrowsError(try Realm(configuration: configuration(types: [Places.self] + embeddedTypes))) { error in
+            XCTAssertTrue("\(error)".contains("Places.byName cannot be a map of embedded objects"), "\(error)")
+        }
+    }
+}

@@ -108,8 +108,10 @@ final class ReliabilitySchemaTests: RealmTestCase {
             XCTAssertTrue("\(error)".contains("map holds the key 'k' twice"), "\(error)")
         }
         let inspector = try XCTUnwrap(try StoreInspector(store: store))
+        // The first damaged row the scan meets (scan order is the engine's) is the error.
         XCTAssertThrowsError(try inspector.objects(ofType: "Tagged")) { error in
-            XCTAssertTrue("\(error)".contains("nested more than 100 deep"), "\(error)")
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("nested more than 100 deep") || text.contains("map holds the key 'k' twice"), text)
         }
         try store.close()
         let realm = try openRealm(types: modelTypeTypes)

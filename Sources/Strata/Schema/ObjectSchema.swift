@@ -114,6 +114,7 @@ public struct PropertySchema: Codable, Sendable, Hashable, CustomStringConvertib
         if namesClass, (objectClassName ?? "").isEmpty { return "has no objectClassName (a \(kind.rawValue) needs one)" }
         if isSet && !isList { return "is a set that is not stored as a list (isSet needs isList)" }
         if isMap && isList { return "cannot be both a map and a list" }
+        if isMap, kind == .embedded { return "cannot be a map of embedded objects (not supported yet: use a List of them, or a map of links)" }
         if isSet, kind == .embedded || kind == .column {
             return "cannot be a set of \(kind == .embedded ? "embedded objects" : "a custom column type"): a set compares its elements by their stored values"
         }
