@@ -339,6 +339,7 @@ public final class Store: @unchecked Sendable {
                 try file.syncData()
                 // Committers still waiting for a sync may now return: their commits are on disk.
                 markDurable(sequence: lastAppendedSequence, end: (activeID, activeSize))
+                writeActivePrefixHint()
                 try writeCleanShutdownMarker()
             } catch {
                 closeError = error
@@ -353,6 +354,16 @@ public final class Store: @unchecked Sendable {
         activeFile = nil   // its descriptor closes when no sync holds it any more
         fileLock.unlock()
         if let closeError { throw closeError }
+    }
+
+    /// The active segment's hint as it stands, so the next open reads only what is appended
+    /// after this (nothing, if the store is next opened after a clean close). A cache: a
+    /// failure to write it costs only a slower next open.
+    private func writeActivePrefixHint() {
+        guard activeSize > dataStart, let space = writerSpace[activeID],
+              let hint = activeHint.hintFile(segmentID: activeID, segmentLength: activeSize, lastSequence: lastAppendedSequence,
+                                             rawValueBytes: space.rawValueBytes, storedValueBytes: space.storedValueBytes) else { return }
+        try? Store.writeHint(path: path, id: activeID, bytes: hint, cipher: storeCipher, fileSystem: fileSystem)
     }
 
     private func writeCleanShutdownMarker() throws {

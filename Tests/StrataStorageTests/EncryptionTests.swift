@@ -199,19 +199,30 @@ final class EncryptionTests: XCTestCase {
         swapped.replaceSubrange(first ..< first + size, with: pristine[second ..< second + size])
         swapped.replaceSubrange(second ..< second + size, with: pristine[first ..< first + size])
         try swapped.write(to: segment)
-        XCTAssertThrowsError(try open(dir, key: testEncryptionKey)) { error in
-            guard case StoreError.corrupted(let name, let offset, let why) = error else { return XCTFail("\(error)") }
-            XCTAssertEqual(name, segmentName(1))
-            XCTAssertEqual(offset, first)
-            XCTAssertTrue(why.contains("authentication"), why)
+        let hint = URL(fileURLWithPath: dir.path + "/" + hintName(1))
+        let prefixHint = try Data(contentsOf: hint)
+        /// The damage at `offset` is reported, naming the segment and the byte: when the open
+        /// scans the active segment (its hint removed), by the open; when the hint `close()`
+        /// wrote lets the open skip the scan, by the read of the damaged record and by verify.
+        func expectDamage(at offset: Int, reason: String) throws {
+            try FileManager.default.removeItem(at: hint)
+            XCTAssertThrowsError(try open(dir, key: testEncryptionKey)) { error in
+                guard case StoreError.corrupted(segmentName(1), offset, let why) = error, why.contains(reason) else { return XCTFail("\(error)") }
+            }
+            try prefixHint.write(to: hint)
+            let store = try open(dir, key: testEncryptionKey, readOnly: true)
+            XCTAssertThrowsError(try store.get(table: 1, key: key(0))) { error in
+                guard case StoreError.corrupted(segmentName(1), offset, let why) = error, why.contains(reason) else { return XCTFail("\(error)") }
+            }
+            XCTAssertTrue(try store.verify().problems.contains { $0.segment == segmentName(1) && $0.offset == offset })
+            try store.close()
         }
+        try expectDamage(at: first, reason: "authentication")
         // A flipped ciphertext bit: the same.
         var flipped = pristine
         flipped[found[1].offset + 20] ^= 0x10
         try flipped.write(to: segment)
-        XCTAssertThrowsError(try open(dir, key: testEncryptionKey)) { error in
-            guard case StoreError.corrupted(segmentName(1), found[1].offset, _) = error else { return XCTFail("\(error)") }
-        }
+        try expectDamage(at: found[1].offset, reason: "authentication")
         // A damaged MANIFEST names itself.
         try pristine.write(to: segment)
         let manifest = URL(fileURLWithPath: dir.path + "/MANIFEST")

@@ -128,6 +128,15 @@ enum HintFile {
                     ordered: ordered, dataStart: dataStart, body: body)
     }
 
+    /// The segment length a hint file says it describes, if its checksum and magic hold (the
+    /// active segment's hint, written at close, describes a prefix of a segment that grew).
+    static func describedLength(_ bytes: UnsafeRawBufferPointer) -> Int? {
+        guard bytes.count >= headerSize + 4, Array(bytes[0 ..< 8]) == magic,
+              Checksum.crc32c(UnsafeRawBufferPointer(rebasing: bytes[0 ..< bytes.count - 4])) == bytes.le32(bytes.count - 4),
+              bytes.le64(16) <= UInt64(UInt32.max) else { return nil }
+        return Int(bytes.le64(16))
+    }
+
     /// The one parser of hint files: checks everything and calls `body` per entry as it goes.
     private static func walk(_ bytes: UnsafeRawBufferPointer, segmentID: UInt32, segmentLength: Int, previousSequence: UInt64,
                              ordered: Bool, dataStart: Int, body: (ScannedEntry) -> Void) -> Contents? {

@@ -27,14 +27,15 @@ struct ScanOutcome {
 }
 
 enum SegmentScanner {
-    /// Scans the segment `reader` reads (a whole segment, header included) and calls
-    /// `apply` once per complete transaction, in order. `previousSequence` is the newest
-    /// sequence seen before this segment. Entries point into the reader's bytes or arena.
-    static func scan(_ reader: SegmentReader, segmentID: UInt32, previousSequence: UInt64,
+    /// Scans the segment `reader` reads (a whole segment, header included) from `start` (a
+    /// transaction boundary; the first record by default) and calls `apply` once per complete
+    /// transaction, in order. `previousSequence` is the newest sequence seen before `start`.
+    /// Entries point into the reader's bytes or arena.
+    static func scan(_ reader: SegmentReader, segmentID: UInt32, from start: Int? = nil, previousSequence: UInt64,
                      apply: ([ScannedEntry], UInt64) throws -> Void) rethrows -> ScanOutcome {
         let bytes = reader.bytes
-        var outcome = ScanOutcome(committedEnd: reader.dataStart, lastSequence: previousSequence)
-        var offset = reader.dataStart
+        var outcome = ScanOutcome(committedEnd: start ?? reader.dataStart, lastSequence: previousSequence)
+        var offset = start ?? reader.dataStart
         var pending: [ScannedEntry] = []
         var pendingSequence: UInt64 = 0
         var pendingRaw = 0, pendingStored = 0

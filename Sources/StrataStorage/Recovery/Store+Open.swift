@@ -220,13 +220,19 @@ extension Store {
             validLength = writable ? dataStart : 0
         } else {
             let reader = SegmentReader(region.bytes(at: 0, count: size, limit: size)!, cipher: active.cipher)
-            let outcome = SegmentScanner.scan(reader, segmentID: id, previousSequence: lastSequence) { entries, _ in
-                for entry in entries {
-                    index.add(entry)
-                    if writable {
-                        activeHint.add(kind: entry.kind, table: entry.table, key: entry.key, location: entry.location, sequence: entry.sequence)
-                    }
+            func recovered(_ entry: ScannedEntry) {
+                index.add(entry)
+                if writable {
+                    activeHint.add(kind: entry.kind, table: entry.table, key: entry.key, location: entry.location, sequence: entry.sequence)
                 }
+            }
+            // The hint `close()` wrote covers the segment as it was then: only what follows
+            // (nothing, after a clean close) needs reading.
+            let prefix = loadActivePrefixHint(path: path, id: id, size: size, previousSequence: lastSequence,
+                                              cipher: cipher, fileSystem: fs, recovered)
+            let outcome = SegmentScanner.scan(reader, segmentID: id, from: prefix?.length,
+                                              previousSequence: prefix?.lastSequence ?? lastSequence) { entries, _ in
+                for entry in entries { recovered(entry) }
             }
             if let damage = outcome.damage {
                 if marker != nil {
@@ -239,8 +245,8 @@ extension Store {
                 }
             }
             lastSequence = max(lastSequence, outcome.lastSequence)
-            segmentSpace.rawValueBytes = outcome.rawValueBytes
-            segmentSpace.storedValueBytes = outcome.storedValueBytes
+            segmentSpace.rawValueBytes = outcome.rawValueBytes + (prefix?.rawValueBytes ?? 0)
+            segmentSpace.storedValueBytes = outcome.storedValueBytes + (prefix?.storedValueBytes ?? 0)
             validLength = outcome.committedEnd
             if writable && validLength < size {
                 options.logger?.warning("recovery truncated a torn tail of \(size - validLength) bytes at \(name) offset \(validLength): the transactions after sequence \(lastSequence) were never committed", metadata: ["store": "\(path)"])
@@ -422,6 +428,22 @@ extension Store {
                                        reason: "clean-shutdown marker is damaged (delete it to open the store as after a crash)")
         }
         return decoded
+    }
+
+    /// What the active segment's hint (written by `close()`) covers: its first `length` bytes,
+    /// whose entries were handed to `body`. Nil (and nothing handed over) if there is no such
+    /// hint, or it does not check out, or the segment is now shorter than it says.
+    private static func loadActivePrefixHint(path: String, id: UInt32, size: Int, previousSequence: UInt64, cipher: StoreCipher?,
+                                             fileSystem fs: any FileSystem, _ body: (ScannedEntry) -> Void)
+        -> (length: Int, lastSequence: UInt64, rawValueBytes: Int, storedValueBytes: Int)? {
+        guard let bytes = loadHintBytes(path: path, id: id, cipher: cipher, fileSystem: fs) else { return nil }
+        let dataStart = SegmentReader.dataStart(encrypted: cipher != nil)
+        return bytes.withUnsafeBytes { raw in
+            guard let length = HintFile.describedLength(raw), length > dataStart, length <= size,
+                  let hint = HintFile.forEachEntry(raw, segmentID: id, segmentLength: length, previousSequence: previousSequence,
+                                                   ordered: true, dataStart: dataStart, body) else { return nil }
+            return (length, max(previousSequence, hint.lastSequence), hint.rawValueBytes, hint.storedValueBytes)
+        }
     }
 
     /// The bytes of segment `id`'s hint file, or nil if there is none readable (or, in an
