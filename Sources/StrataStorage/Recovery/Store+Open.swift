@@ -61,305 +61,16 @@ extension Store {
         return number
     }
 
+    /// Opens the store's files and rebuilds its state (the steps are `Recovery`'s methods).
     static func recover(path: String, options: StoreOptions) throws -> Recovered {
-        let fs = options.fileSystem
-        let writable = !options.readOnly
-        let cipher = options.cipher
-        let dataStart = SegmentReader.dataStart(encrypted: cipher != nil)
-        let names = try fs.listDirectory(path)
-        let allNumbers = names.compactMap(parseSegmentName).sorted()
-        try checkKey(path: path, names: names, segments: allNumbers, cipher: cipher, fileSystem: fs)
-        if writable {
-            // Unfinished hint files, markers and compaction outputs.
-            for name in names where name.hasSuffix(".tmp") { try fs.remove(path + "/" + name) }
-        }
-        let manifest = try readManifest(path: path, names: names, cipher: cipher, fileSystem: fs)
-        var numbers = allNumbers
-        if let manifest {
-            numbers = try checkAgainstManifest(manifest, numbers: allNumbers, path: path, writable: writable,
-                                               cipher: cipher, fileSystem: fs)
-        }
-        if writable {
-            // A hint whose segment is gone (a crash between deleting a compacted segment and
-            // its hint) must not survive to meet a later segment that reuses the number.
-            let present = Set(numbers.map(hintName))
-            for name in names where name.hasSuffix(".hint") && !present.contains(name) {
-                try fs.remove(path + "/" + name)
-            }
-        }
-        let marker = try readMarker(path: path, names: names, cipher: cipher, fileSystem: fs)
-
-        var directory = KeyDirectory()
-        var index = IndexBuilder()
-        var space: [UInt32: SegmentSpace] = [:]
-
-        guard let newestNumber = numbers.last else {
-            if let marker, marker.lastSequence > 0 {
-                throw StoreError.corrupted(segment: segmentName(marker.segmentID), offset: 0,
-                                           reason: "segment file is missing (the store was closed with data in it)")
-            }
-            guard writable else {
-                return Recovered(directory: directory, space: space, activeFile: nil, activeID: 0, activeSize: 0,
-                                 activeRegion: MappedRegion(base: nil, length: 0), activeCipher: nil,
-                                 activeHint: ActiveHint(limit: 0),
-                                 nextFileNumber: 1, manifest: Manifest())
-            }
-            let (file, fileCipher) = try createSegment(path: path, id: 1, cipher: cipher, fileSystem: fs)
-            let region = try file.map(length: activeMappingLength(forSize: dataStart, segmentSize: options.segmentSize))
-            directory.active = SegmentView(id: 1, region: region, length: dataStart, cipher: fileCipher)
-            space[1] = SegmentSpace(diskBytes: dataStart, sealed: false)
-            var created = Manifest()
-            created.entries[1] = Manifest.Entry(kind: .log, sealedLength: nil)
-            try writeManifest(created, path: path, cipher: cipher, fileSystem: fs)
-            if marker != nil { try removeMarker(path: path, fileSystem: fs) }
-            return Recovered(directory: directory, space: space, activeFile: file, activeID: 1,
-                             activeSize: dataStart, activeRegion: region, activeCipher: fileCipher,
-                             activeHint: ActiveHint(limit: Store.activeHintLimit(segmentSize: options.segmentSize)),
-                             nextFileNumber: max(2, (allNumbers.last ?? 0) &+ 1), manifest: created)
-        }
-        if writable, newestNumber == .max {
-            // Every later segment file (a roll, a compaction output) needs a higher number.
-            throw StoreError.invalidArgument(
-                "segment \(segmentName(newestNumber)) has the last file number, \(UInt32.max): a writable open could create no further segment file; open the store read-only and copy its data to a new store")
-        }
-
-        // Read every header, then order by replay position.
-        var found: [FoundSegment] = []
-        for number in numbers {
-            let file = try fs.openFile(path + "/" + segmentName(number), create: false, readOnly: true)
-            defer { file.close() }
-            let size = try file.size()
-            guard size <= Int(UInt32.max) else {
-                throw StoreError.corrupted(segment: segmentName(number), offset: Int(UInt32.max),
-                                           reason: "segment is larger than 4 GiB, which Strata never writes")
-            }
-            if let sealedLength = manifest?.entries[number]?.sealedLength, sealedLength != size {
-                throw StoreError.corrupted(
-                    segment: segmentName(number), offset: min(size, sealedLength),
-                    reason: "segment is \(size) bytes but was sealed at \(sealedLength) bytes, as MANIFEST records (truncated, replaced by another copy, or appended to)")
-            }
-            let region = try file.map(length: size)
-            let bytes = region.bytes(at: 0, count: size, limit: size) ?? UnsafeRawBufferPointer(start: nil, count: 0)
-            switch SegmentHeader.read(file: bytes, number: number, cipher: cipher) {
-            case .success(let (info, fileCipher)):
-                if let listed = manifest?.entries[number], listed.kind != info.kind {
-                    throw StoreError.corrupted(segment: segmentName(number), offset: 16,
-                                               reason: "segment is a \(info.kind) segment but MANIFEST lists a \(listed.kind) segment of that number (replaced file)")
-                }
-                found.append(FoundSegment(number: number, size: size, region: region, info: info, cipher: fileCipher, tornCreation: false))
-            case .failure(.version(let version)):
-                throw StoreError.formatVersion(found: Int(version), supported: Int(SegmentHeader.formatVersion))
-            case .failure(let problem):
-                // A crash between creating a segment and syncing its header leaves at most the
-                // header's 32 bytes, in the newest file; anything else had a synced header.
-                guard number == newestNumber, size <= dataStart, marker == nil else {
-                    throw StoreError.corrupted(segment: segmentName(number), offset: 0, reason: problem.reason)
-                }
-                found.append(FoundSegment(number: number, size: size, region: region,
-                                          info: .init(kind: .log, position: ReplayPosition(major: number, minor: 0)),
-                                          cipher: nil, tornCreation: true))
-            }
-        }
-        found.sort { $0.info.position < $1.info.position }
-        guard let active = found.last, active.info.kind == .log else {
-            throw StoreError.corrupted(segment: segmentName(found.last!.number), offset: 0,
-                                       reason: "the newest segment in replay order is not a log segment")
-        }
-        if manifest == nil, let listed = found.first(where: { $0.info.version >= 2 && !($0.number == active.number && $0.size <= dataStart) }) {
-            // Every segment of format version 2 is named by a MANIFEST, written before anything
-            // is committed to it; only a new segment still empty can predate its manifest.
-            throw StoreError.corrupted(
-                segment: Manifest.fileName, offset: 0,
-                reason: "the manifest is missing, but segment \(segmentName(listed.number)) (format version 2) was written under one: it was deleted")
-        }
-
-        var lastSequence: UInt64 = 0
-        // A compaction drops old versions only once the newer ones are durable, and records
-        // the sequence it relied on: the log must still reach it, or the log lost synced data.
-        var reliedOn: (sequence: UInt64, segment: UInt32) = (0, 0)
-        for segment in found.dropLast() {
-            var segmentSpace = SegmentSpace(diskBytes: segment.size, sealed: true, kind: segment.info.kind,
-                                            position: segment.info.position)
-            lastSequence = try loadSealed(segment, path: path, writable: writable, previousSequence: lastSequence, cipher: cipher,
-                                          index: &index, segmentSpace: &segmentSpace, fileSystem: fs)
-            // A compacted segment stands for every transaction of the segments it replaced,
-            // even those it dropped: the store's sequence never goes back past them.
-            lastSequence = max(lastSequence, segment.info.coversThroughSequence)
-            segmentSpace.coversThrough = segment.info.coversThroughSequence
-            segmentSpace.reliesOn = segment.info.reliesOnSequence
-            if segment.info.reliesOnSequence > reliedOn.sequence {
-                reliedOn = (segment.info.reliesOnSequence, segment.number)
-            }
-            space[segment.number] = segmentSpace
-            directory.setSealed(SegmentView(id: segment.number, region: segment.region, length: segment.size, cipher: segment.cipher))
-        }
-
-        // The newest log segment: the one a crash can have torn.
-        let id = active.number
-        let name = segmentName(id)
-        let file = try fs.openFile(path + "/" + name, create: false, readOnly: !writable)
-        var keepFile = false
-        defer { if !keepFile { file.close() } }
-        var size = active.size
-        let originalSize = size
-        var region = try file.map(length: activeMappingLength(forSize: size, segmentSize: options.segmentSize))
-        var segmentSpace = SegmentSpace(diskBytes: size, sealed: false)
-        var validLength: Int
-        var activeCipher = active.cipher
-        var activeHint = ActiveHint(limit: writable ? Store.activeHintLimit(segmentSize: options.segmentSize) : 0)
-        if active.tornCreation {
-            if writable {
-                let start = try SegmentHeader.fileStart(SegmentHeader.encode(number: id), cipher: cipher)
-                try file.truncate(to: 0)
-                try file.write(start.bytes, at: 0)
-                try file.syncData()
-                activeCipher = start.cipher
-                size = dataStart
-                region = try file.map(length: activeMappingLength(forSize: size, segmentSize: options.segmentSize))
-            }
-            validLength = writable ? dataStart : 0
-        } else {
-            let reader = SegmentReader(region.bytes(at: 0, count: size, limit: size)!, cipher: active.cipher)
-            func recovered(_ entry: ScannedEntry) {
-                index.add(entry)
-                if writable {
-                    activeHint.add(kind: entry.kind, table: entry.table, key: entry.key, location: entry.location, sequence: entry.sequence)
-                }
-            }
-            // The hint `close()` wrote covers the segment as it was then: only what follows
-            // (nothing, after a clean close) needs reading.
-            let prefix = loadActivePrefixHint(path: path, id: id, size: size, previousSequence: lastSequence,
-                                              cipher: cipher, fileSystem: fs, recovered)
-            let outcome = SegmentScanner.scan(reader, segmentID: id, from: prefix?.length,
-                                              previousSequence: prefix?.lastSequence ?? lastSequence) { entries, _ in
-                for entry in entries { recovered(entry) }
-            }
-            if let damage = outcome.damage {
-                if marker != nil {
-                    throw StoreError.corrupted(segment: name, offset: damage.offset,
-                                               reason: damage.reason + " (the store was closed cleanly, so this is damage, not a torn write)")
-                }
-                if SegmentScanner.syncedDataFollows(reader, damageOffset: damage.offset, committedEnd: outcome.committedEnd) {
-                    throw StoreError.corrupted(segment: name, offset: damage.offset,
-                                               reason: damage.reason + " (inside data that had been synced)")
-                }
-            }
-            lastSequence = max(lastSequence, outcome.lastSequence)
-            segmentSpace.rawValueBytes = outcome.rawValueBytes + (prefix?.rawValueBytes ?? 0)
-            segmentSpace.storedValueBytes = outcome.storedValueBytes + (prefix?.storedValueBytes ?? 0)
-            validLength = outcome.committedEnd
-            if writable && validLength < size {
-                options.logger?.warning("recovery truncated a torn tail of \(size - validLength) bytes at \(name) offset \(validLength): the transactions after sequence \(lastSequence) were never committed", metadata: ["store": "\(path)"])
-                try file.truncate(to: validLength)
-                size = validLength
-            }
-            if writable {
-                // Make what recovery kept durable, so later watermarks may vouch for it.
-                try file.syncData()
-            }
-        }
-        if reliedOn.sequence > lastSequence {
-            throw StoreError.corrupted(
-                segment: name, offset: validLength,
-                reason: "the log ends at sequence \(lastSequence) but compacted segment \(segmentName(reliedOn.segment)) relies on sequence \(reliedOn.sequence) being durable: the newest segment lost data that had been synced")
-        }
-        if let marker {
-            guard marker.segmentID == id, marker.segmentLength == originalSize, marker.lastSequence == lastSequence else {
-                throw StoreError.corrupted(
-                    segment: name, offset: min(originalSize, marker.segmentLength),
-                    reason: "the store was closed cleanly at segment \(marker.segmentID), \(marker.segmentLength) bytes, sequence \(marker.lastSequence), but holds segment \(id), \(originalSize) bytes, sequence \(lastSequence) (truncated or replaced file)")
-            }
-            if writable { try removeMarker(path: path, fileSystem: fs) }
-        }
-        segmentSpace.diskBytes = writable ? size : originalSize
-        space[id] = segmentSpace
-        // Every segment read: the index is built whole, and each segment's live bytes are
-        // those of the records it ends up holding.
-        let built = index.build()
-        directory.tables = built.tables
-        for (number, bytes) in built.liveBytes { space[number]?.liveBytes = bytes }
-        directory.active = SegmentView(id: id, region: region, length: validLength, cipher: activeCipher)
-        directory.sequence = lastSequence
-        var loaded = Manifest()
-        for segment in found.dropLast() {
-            loaded.entries[segment.number] = Manifest.Entry(kind: segment.info.kind, sealedLength: segment.size)
-        }
-        loaded.entries[id] = Manifest.Entry(kind: .log, sealedLength: nil)
-        if writable, manifest == nil {
-            // A store written before manifests existed (or a new one whose first manifest
-            // write a crash interrupted): list its segments now, then mark the active segment
-            // version 2, so that older builds, which would not keep the manifest current,
-            // refuse the store instead of writing to it.
-            try writeManifest(loaded, path: path, cipher: cipher, fileSystem: fs)
-            if active.info.version < SegmentHeader.formatVersion && !active.tornCreation {
-                let header = try SegmentHeader.rewritten(SegmentHeader.encode(number: id), cipher: activeCipher)
-                try file.write(header.bytes, at: header.offset)
-                try file.syncData()
-            }
-        }
-        keepFile = writable
-        let newestFile = allNumbers.last ?? newestNumber
-        return Recovered(directory: directory, space: space, activeFile: writable ? file : nil, activeID: id,
-                         activeSize: validLength, activeRegion: region, activeCipher: activeCipher, activeHint: activeHint,
-                         nextFileNumber: newestFile == .max ? .max : newestFile + 1, manifest: manifest ?? loaded)
-    }
-
-    /// Loads a sealed log segment or a compacted segment into the index, from its hint file
-    /// when that is valid, otherwise by scanning it (and then writing a new hint). Returns
-    /// the newest sequence seen so far.
-    private static func loadSealed(_ segment: FoundSegment, path: String, writable: Bool, previousSequence: UInt64,
-                                   cipher: StoreCipher?, index: inout IndexBuilder,
-                                   segmentSpace: inout SegmentSpace, fileSystem fs: any FileSystem) throws -> UInt64 {
-        let id = segment.number, size = segment.size
-        let ordered = segment.info.kind == .log
-        var lastSequence = previousSequence
-        var usedHint = false
-        if let hintBytes = loadHintBytes(path: path, id: id, cipher: cipher, fileSystem: fs) {
-            hintBytes.withUnsafeBytes { raw in
-                guard let hint = HintFile.forEachEntry(raw, segmentID: id, segmentLength: size, previousSequence: previousSequence,
-                                                       ordered: ordered, dataStart: SegmentReader.dataStart(encrypted: cipher != nil),
-                                                       { index.add($0) }) else { return }
-                lastSequence = max(previousSequence, hint.lastSequence)
-                segmentSpace.rawValueBytes = hint.rawValueBytes
-                segmentSpace.storedValueBytes = hint.storedValueBytes
-                usedHint = true
-            }
-        }
-        if usedHint { return lastSequence }
-
-        let reader = SegmentReader(segment.region.bytes(at: 0, count: size, limit: size)!, cipher: segment.cipher)
-        var hintEntries: [ScannedEntry] = []
-        let outcome: ScanOutcome
-        if ordered {
-            outcome = SegmentScanner.scan(reader, segmentID: id, previousSequence: previousSequence) { entries, _ in
-                for entry in entries { index.add(entry) }
-                hintEntries.append(contentsOf: entries)
-            }
-        } else {
-            outcome = SegmentScanner.scanCompacted(reader, segmentID: id) { entries in
-                for entry in entries { index.add(entry) }
-                hintEntries = entries
-            }
-        }
-        if let damage = outcome.damage {
-            throw StoreError.corrupted(segment: segmentName(id), offset: damage.offset, reason: damage.reason)
-        }
-        segmentSpace.rawValueBytes = outcome.rawValueBytes
-        segmentSpace.storedValueBytes = outcome.storedValueBytes
-        if writable {
-            // A hint is a cache: failing to write one costs only a slower next open.
-            let hint = HintFile.encode(segmentID: id, segmentLength: size, entries: hintEntries,
-                                       lastSequence: outcome.lastSequence, rawValueBytes: outcome.rawValueBytes,
-                                       storedValueBytes: outcome.storedValueBytes)
-            try? writeHint(path: path, id: id, bytes: hint, cipher: cipher, fileSystem: fs)
-        }
-        return max(previousSequence, outcome.lastSequence)
+        var recovery = Recovery(path: path, options: options)
+        return try recovery.run()
     }
 
     /// The MANIFEST, or nil if the store has none (a new store, or one written before
     /// manifests existed). A damaged one is corruption: it cannot be rebuilt from the
     /// segments, which is the point of it.
-    private static func readManifest(path: String, names: [String], cipher: StoreCipher?, fileSystem fs: any FileSystem) throws -> Manifest? {
+    fileprivate static func readManifest(path: String, names: [String], cipher: StoreCipher?, fileSystem fs: any FileSystem) throws -> Manifest? {
         guard names.contains(Manifest.fileName) else { return nil }
         let file = try fs.openFile(path + "/" + Manifest.fileName, create: false, readOnly: true)
         defer { file.close() }
@@ -380,7 +91,7 @@ extension Store {
     /// published before the manifest named it, an input the manifest no longer names, or a
     /// new log segment (header only) a roll created before the manifest named it — and is
     /// removed (writable) or ignored. Returns the numbers of the segments to load.
-    private static func checkAgainstManifest(_ manifest: Manifest, numbers: [UInt32], path: String, writable: Bool,
+    fileprivate static func checkAgainstManifest(_ manifest: Manifest, numbers: [UInt32], path: String, writable: Bool,
                                              cipher: StoreCipher?, fileSystem fs: any FileSystem) throws -> [UInt32] {
         let present = Set(numbers)
         for number in manifest.entries.keys.sorted() where !present.contains(number) {
@@ -418,7 +129,7 @@ extension Store {
         return numbers.filter { manifest.entries[$0] != nil }
     }
 
-    private static func readMarker(path: String, names: [String], cipher: StoreCipher?, fileSystem fs: any FileSystem) throws -> CleanShutdown.Marker? {
+    fileprivate static func readMarker(path: String, names: [String], cipher: StoreCipher?, fileSystem fs: any FileSystem) throws -> CleanShutdown.Marker? {
         guard names.contains(CleanShutdown.fileName) else { return nil }
         let file = try fs.openFile(path + "/" + CleanShutdown.fileName, create: false, readOnly: true)
         let bytes = try file.readAll()
@@ -433,7 +144,7 @@ extension Store {
     /// What the active segment's hint (written by `close()`) covers: its first `length` bytes,
     /// whose entries were handed to `body`. Nil (and nothing handed over) if there is no such
     /// hint, or it does not check out, or the segment is now shorter than it says.
-    private static func loadActivePrefixHint(path: String, id: UInt32, size: Int, previousSequence: UInt64, cipher: StoreCipher?,
+    fileprivate static func loadActivePrefixHint(path: String, id: UInt32, size: Int, previousSequence: UInt64, cipher: StoreCipher?,
                                              fileSystem fs: any FileSystem, _ body: (ScannedEntry) -> Void)
         -> (length: Int, lastSequence: UInt64, rawValueBytes: Int, storedValueBytes: Int)? {
         guard let bytes = loadHintBytes(path: path, id: id, cipher: cipher, fileSystem: fs) else { return nil }
@@ -448,7 +159,7 @@ extension Store {
 
     /// The bytes of segment `id`'s hint file, or nil if there is none readable (or, in an
     /// encrypted store, none that opens: a hint is a cache, the segment is scanned instead).
-    private static func loadHintBytes(path: String, id: UInt32, cipher: StoreCipher?, fileSystem fs: any FileSystem) -> [UInt8]? {
+    fileprivate static func loadHintBytes(path: String, id: UInt32, cipher: StoreCipher?, fileSystem fs: any FileSystem) -> [UInt8]? {
         let hintPath = path + "/" + hintName(id)
         guard fs.fileExists(hintPath), let file = try? fs.openFile(hintPath, create: false, readOnly: true) else { return nil }
         defer { file.close() }
@@ -501,8 +212,387 @@ extension Store {
         return (try fs.openFile(final, create: false, readOnly: false), start.cipher)
     }
 
-    private static func removeMarker(path: String, fileSystem fs: any FileSystem) throws {
+    fileprivate static func removeMarker(path: String, fileSystem fs: any FileSystem) throws {
         try fs.remove(path + "/" + CleanShutdown.fileName)
         try fs.syncDirectory(path)
+    }
+}
+
+/// The active segment as recovery leaves it.
+private struct RecoveredActive {
+    var file: any StorageFile
+    var region: MappedRegion
+    /// Its length on disk now (after a torn tail was cut), and as the open found it.
+    var size: Int
+    var originalSize: Int
+    /// The end of its last complete transaction.
+    var validLength: Int
+    var cipher: FileCipher?
+    var hint: ActiveHint
+    var space: SegmentSpace
+}
+
+/// One open's recovery: the steps of `Store.recover`, each a method, over the state they
+/// build — the segments' space accounting, the entries the index is built from, the newest
+/// sequence. The order is the rules' order (docs/FORMAT.md, "Recovery").
+private struct Recovery {
+    let path: String
+    let options: StoreOptions
+    let fs: any FileSystem
+    let writable: Bool
+    let cipher: StoreCipher?
+    let dataStart: Int
+
+    // What `survey()` finds.
+    var allNumbers: [UInt32] = []
+    /// The segments to load: those the manifest lists (all, for a store without one).
+    var numbers: [UInt32] = []
+    var manifest: Manifest?
+    var marker: CleanShutdown.Marker?
+
+    // What the loads build.
+    var directory = KeyDirectory()
+    var index = IndexBuilder()
+    var space: [UInt32: SegmentSpace] = [:]
+    var lastSequence: UInt64 = 0
+    /// A compaction drops old versions only once the newer ones are durable, and records the
+    /// sequence it relied on: the log must still reach it, or the log lost synced data.
+    var reliedOn: (sequence: UInt64, segment: UInt32) = (0, 0)
+
+    init(path: String, options: StoreOptions) {
+        self.path = path
+        self.options = options
+        fs = options.fileSystem
+        writable = !options.readOnly
+        cipher = options.cipher
+        dataStart = SegmentReader.dataStart(encrypted: cipher != nil)
+    }
+
+    mutating func run() throws -> Recovered {
+        try survey()
+        guard let newest = numbers.last else { return try openWithoutSegments() }
+        if writable, newest == .max {
+            // Every later segment file (a roll, a compaction output) needs a higher number.
+            throw StoreError.invalidArgument(
+                "segment \(segmentName(newest)) has the last file number, \(UInt32.max): a writable open could create no further segment file; open the store read-only and copy its data to a new store")
+        }
+        let found = try readHeaders(newest: newest)
+        for segment in found.dropLast() { try loadSealed(segment) }
+        let active = try recoverActive(found.last!)
+        return try finish(found: found, active: active)
+    }
+
+    /// Step 1: the directory's files — the key checked against them, leftovers of
+    /// interrupted writes removed (writable), the manifest and the clean-shutdown marker read.
+    private mutating func survey() throws {
+        let names = try fs.listDirectory(path)
+        allNumbers = names.compactMap(Store.parseSegmentName).sorted()
+        try Store.checkKey(path: path, names: names, segments: allNumbers, cipher: cipher, fileSystem: fs)
+        if writable {
+            // Unfinished hint files, markers and compaction outputs.
+            for name in names where name.hasSuffix(".tmp") { try fs.remove(path + "/" + name) }
+        }
+        manifest = try Store.readManifest(path: path, names: names, cipher: cipher, fileSystem: fs)
+        numbers = allNumbers
+        if let manifest {
+            numbers = try Store.checkAgainstManifest(manifest, numbers: allNumbers, path: path, writable: writable,
+                                                     cipher: cipher, fileSystem: fs)
+        }
+        if writable {
+            // A hint whose segment is gone (a crash between deleting a compacted segment and
+            // its hint) must not survive to meet a later segment that reuses the number.
+            let present = Set(numbers.map(hintName))
+            for name in names where name.hasSuffix(".hint") && !present.contains(name) {
+                try fs.remove(path + "/" + name)
+            }
+        }
+        marker = try Store.readMarker(path: path, names: names, cipher: cipher, fileSystem: fs)
+    }
+
+    /// A new store (writable: its first segment and manifest are created), or an empty one
+    /// opened read-only.
+    private mutating func openWithoutSegments() throws -> Recovered {
+        if let marker, marker.lastSequence > 0 {
+            throw StoreError.corrupted(segment: segmentName(marker.segmentID), offset: 0,
+                                       reason: "segment file is missing (the store was closed with data in it)")
+        }
+        guard writable else {
+            return Recovered(directory: directory, space: space, activeFile: nil, activeID: 0, activeSize: 0,
+                             activeRegion: MappedRegion(base: nil, length: 0), activeCipher: nil,
+                             activeHint: ActiveHint(limit: 0), nextFileNumber: 1, manifest: Manifest())
+        }
+        let (file, fileCipher) = try Store.createSegment(path: path, id: 1, cipher: cipher, fileSystem: fs)
+        let region = try file.map(length: Store.activeMappingLength(forSize: dataStart, segmentSize: options.segmentSize))
+        directory.active = SegmentView(id: 1, region: region, length: dataStart, cipher: fileCipher)
+        space[1] = SegmentSpace(diskBytes: dataStart, sealed: false)
+        var created = Manifest()
+        created.entries[1] = Manifest.Entry(kind: .log, sealedLength: nil)
+        try Store.writeManifest(created, path: path, cipher: cipher, fileSystem: fs)
+        if marker != nil { try Store.removeMarker(path: path, fileSystem: fs) }
+        return Recovered(directory: directory, space: space, activeFile: file, activeID: 1,
+                         activeSize: dataStart, activeRegion: region, activeCipher: fileCipher,
+                         activeHint: ActiveHint(limit: Store.activeHintLimit(segmentSize: options.segmentSize)),
+                         nextFileNumber: max(2, (allNumbers.last ?? 0) &+ 1), manifest: created)
+    }
+
+    /// Step 2: every segment's header, checked against the manifest, in replay order; the
+    /// newest must be a log segment.
+    private func readHeaders(newest: UInt32) throws -> [FoundSegment] {
+        var found: [FoundSegment] = []
+        for number in numbers { found.append(try readHeader(number, isNewest: number == newest)) }
+        found.sort { $0.info.position < $1.info.position }
+        guard let active = found.last, active.info.kind == .log else {
+            throw StoreError.corrupted(segment: segmentName(found.last!.number), offset: 0,
+                                       reason: "the newest segment in replay order is not a log segment")
+        }
+        if manifest == nil, let listed = found.first(where: { $0.info.version >= 2 && !($0.number == active.number && $0.size <= dataStart) }) {
+            // Every segment of format version 2 is named by a MANIFEST, written before anything
+            // is committed to it; only a new segment still empty can predate its manifest.
+            throw StoreError.corrupted(
+                segment: Manifest.fileName, offset: 0,
+                reason: "the manifest is missing, but segment \(segmentName(listed.number)) (format version 2) was written under one: it was deleted")
+        }
+        return found
+    }
+
+    private func readHeader(_ number: UInt32, isNewest: Bool) throws -> FoundSegment {
+        let file = try fs.openFile(path + "/" + segmentName(number), create: false, readOnly: true)
+        defer { file.close() }
+        let size = try file.size()
+        guard size <= Int(UInt32.max) else {
+            throw StoreError.corrupted(segment: segmentName(number), offset: Int(UInt32.max),
+                                       reason: "segment is larger than 4 GiB, which Strata never writes")
+        }
+        if let sealedLength = manifest?.entries[number]?.sealedLength, sealedLength != size {
+            throw StoreError.corrupted(
+                segment: segmentName(number), offset: min(size, sealedLength),
+                reason: "segment is \(size) bytes but was sealed at \(sealedLength) bytes, as MANIFEST records (truncated, replaced by another copy, or appended to)")
+        }
+        let region = try file.map(length: size)
+        let bytes = region.bytes(at: 0, count: size, limit: size) ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        switch SegmentHeader.read(file: bytes, number: number, cipher: cipher) {
+        case .success(let (info, fileCipher)):
+            if let listed = manifest?.entries[number], listed.kind != info.kind {
+                throw StoreError.corrupted(segment: segmentName(number), offset: 16,
+                                           reason: "segment is a \(info.kind) segment but MANIFEST lists a \(listed.kind) segment of that number (replaced file)")
+            }
+            return FoundSegment(number: number, size: size, region: region, info: info, cipher: fileCipher, tornCreation: false)
+        case .failure(.version(let version)):
+            throw StoreError.formatVersion(found: Int(version), supported: Int(SegmentHeader.formatVersion))
+        case .failure(let problem):
+            // A crash between creating a segment and syncing its header leaves at most the
+            // header's bytes, in the newest file; anything else had a synced header.
+            guard isNewest, size <= dataStart, marker == nil else {
+                throw StoreError.corrupted(segment: segmentName(number), offset: 0, reason: problem.reason)
+            }
+            return FoundSegment(number: number, size: size, region: region,
+                                info: .init(kind: .log, position: ReplayPosition(major: number, minor: 0)),
+                                cipher: nil, tornCreation: true)
+        }
+    }
+
+    /// Step 3: a sealed log segment or a compacted segment, into the index, from its hint
+    /// file when that is valid, otherwise by scanning it (and then writing a new hint).
+    private mutating func loadSealed(_ segment: FoundSegment) throws {
+        let id = segment.number, size = segment.size
+        let ordered = segment.info.kind == .log
+        var segmentSpace = SegmentSpace(diskBytes: size, sealed: true, kind: segment.info.kind, position: segment.info.position)
+        var newest = lastSequence
+        var usedHint = false
+        if let hintBytes = Store.loadHintBytes(path: path, id: id, cipher: cipher, fileSystem: fs) {
+            hintBytes.withUnsafeBytes { raw in
+                guard let hint = HintFile.forEachEntry(raw, segmentID: id, segmentLength: size, previousSequence: lastSequence,
+                                                       ordered: ordered, dataStart: dataStart, { index.add($0) }) else { return }
+                newest = max(lastSequence, hint.lastSequence)
+                segmentSpace.rawValueBytes = hint.rawValueBytes
+                segmentSpace.storedValueBytes = hint.storedValueBytes
+                usedHint = true
+            }
+        }
+        if !usedHint {
+            let outcome = try scanSealed(segment)
+            newest = max(lastSequence, outcome.lastSequence)
+            segmentSpace.rawValueBytes = outcome.rawValueBytes
+            segmentSpace.storedValueBytes = outcome.storedValueBytes
+        }
+        // A compacted segment stands for every transaction of the segments it replaced, even
+        // those it dropped: the store's sequence never goes back past them.
+        lastSequence = max(newest, segment.info.coversThroughSequence)
+        segmentSpace.coversThrough = segment.info.coversThroughSequence
+        segmentSpace.reliesOn = segment.info.reliesOnSequence
+        if segment.info.reliesOnSequence > reliedOn.sequence { reliedOn = (segment.info.reliesOnSequence, id) }
+        space[id] = segmentSpace
+        directory.setSealed(SegmentView(id: id, region: segment.region, length: size, cipher: segment.cipher))
+    }
+
+    /// A sealed segment read record by record (its hint missing or unusable); a new hint
+    /// is written for the next open. Damage is corruption: a sealed segment was synced.
+    private mutating func scanSealed(_ segment: FoundSegment) throws -> ScanOutcome {
+        let id = segment.number, size = segment.size
+        let reader = SegmentReader(segment.region.bytes(at: 0, count: size, limit: size)!, cipher: segment.cipher)
+        var hintEntries: [ScannedEntry] = []
+        let outcome: ScanOutcome
+        if segment.info.kind == .log {
+            outcome = SegmentScanner.scan(reader, segmentID: id, previousSequence: lastSequence) { entries, _ in
+                for entry in entries { index.add(entry) }
+                hintEntries.append(contentsOf: entries)
+            }
+        } else {
+            outcome = SegmentScanner.scanCompacted(reader, segmentID: id) { entries in
+                for entry in entries { index.add(entry) }
+                hintEntries = entries
+            }
+        }
+        if let damage = outcome.damage {
+            throw StoreError.corrupted(segment: segmentName(id), offset: damage.offset, reason: damage.reason)
+        }
+        if writable {
+            // A hint is a cache: failing to write one costs only a slower next open.
+            let hint = HintFile.encode(segmentID: id, segmentLength: size, entries: hintEntries,
+                                       lastSequence: outcome.lastSequence, rawValueBytes: outcome.rawValueBytes,
+                                       storedValueBytes: outcome.storedValueBytes)
+            try? Store.writeHint(path: path, id: id, bytes: hint, cipher: cipher, fileSystem: fs)
+        }
+        return outcome
+    }
+
+    /// Step 4: the newest log segment, the one a crash can have torn: a header that never
+    /// reached the disk rewritten, or its records read (what its hint covers from the hint)
+    /// and a torn tail cut off.
+    private mutating func recoverActive(_ segment: FoundSegment) throws -> RecoveredActive {
+        let file = try fs.openFile(path + "/" + segmentName(segment.number), create: false, readOnly: !writable)
+        do {
+            var active = RecoveredActive(
+                file: file, region: try file.map(length: Store.activeMappingLength(forSize: segment.size, segmentSize: options.segmentSize)),
+                size: segment.size, originalSize: segment.size, validLength: 0, cipher: segment.cipher,
+                hint: ActiveHint(limit: writable ? Store.activeHintLimit(segmentSize: options.segmentSize) : 0),
+                space: SegmentSpace(diskBytes: segment.size, sealed: false))
+            if segment.tornCreation {
+                try rewriteTornHeader(segment, into: &active)
+            } else {
+                try readActive(segment, into: &active)
+            }
+            return active
+        } catch {
+            file.close()
+            throw error
+        }
+    }
+
+    /// A crash right after the segment was created left its header unwritten: write it.
+    private func rewriteTornHeader(_ segment: FoundSegment, into active: inout RecoveredActive) throws {
+        guard writable else { return }
+        let start = try SegmentHeader.fileStart(SegmentHeader.encode(number: segment.number), cipher: cipher)
+        try active.file.truncate(to: 0)
+        try active.file.write(start.bytes, at: 0)
+        try active.file.syncData()
+        active.cipher = start.cipher
+        active.size = dataStart
+        active.validLength = dataStart
+        active.region = try active.file.map(length: Store.activeMappingLength(forSize: dataStart, segmentSize: options.segmentSize))
+    }
+
+    private mutating func readActive(_ segment: FoundSegment, into active: inout RecoveredActive) throws {
+        let id = segment.number, name = segmentName(id)
+        let reader = SegmentReader(active.region.bytes(at: 0, count: active.size, limit: active.size)!, cipher: segment.cipher)
+        // Moved out (not copied: the entries are not duplicated) for the closure to add to.
+        var index = self.index, hint = active.hint
+        self.index = IndexBuilder()
+        active.hint = ActiveHint(limit: 0)
+        defer { self.index = index; active.hint = hint }
+        let writable = self.writable
+        func recovered(_ entry: ScannedEntry) {
+            index.add(entry)
+            if writable { hint.add(kind: entry.kind, table: entry.table, key: entry.key, location: entry.location, sequence: entry.sequence) }
+        }
+        // The hint `close()` wrote covers the segment as it was then: only what follows
+        // (nothing, after a clean close) needs reading.
+        let prefix = Store.loadActivePrefixHint(path: path, id: id, size: active.size, previousSequence: lastSequence,
+                                                cipher: cipher, fileSystem: fs, recovered)
+        let outcome = SegmentScanner.scan(reader, segmentID: id, from: prefix?.length,
+                                          previousSequence: prefix?.lastSequence ?? lastSequence) { entries, _ in
+            for entry in entries { recovered(entry) }
+        }
+        if let damage = outcome.damage {
+            if marker != nil {
+                throw StoreError.corrupted(segment: name, offset: damage.offset,
+                                           reason: damage.reason + " (the store was closed cleanly, so this is damage, not a torn write)")
+            }
+            if SegmentScanner.syncedDataFollows(reader, damageOffset: damage.offset, committedEnd: outcome.committedEnd) {
+                throw StoreError.corrupted(segment: name, offset: damage.offset,
+                                           reason: damage.reason + " (inside data that had been synced)")
+            }
+        }
+        lastSequence = max(lastSequence, outcome.lastSequence)
+        active.space.rawValueBytes = outcome.rawValueBytes + (prefix?.rawValueBytes ?? 0)
+        active.space.storedValueBytes = outcome.storedValueBytes + (prefix?.storedValueBytes ?? 0)
+        active.validLength = outcome.committedEnd
+        if writable && active.validLength < active.size {
+            options.logger?.warning("recovery truncated a torn tail of \(active.size - active.validLength) bytes at \(name) offset \(active.validLength): the transactions after sequence \(lastSequence) were never committed", metadata: ["store": "\(path)"])
+            try active.file.truncate(to: active.validLength)
+            active.size = active.validLength
+        }
+        if writable {
+            // Make what recovery kept durable, so later watermarks may vouch for it.
+            try active.file.syncData()
+        }
+    }
+
+    /// Step 5: the end checks (the log reaches what compactions relied on; the clean
+    /// marker matches), the index built, and a store from before manifests given one.
+    private mutating func finish(found: [FoundSegment], active: RecoveredActive) throws -> Recovered {
+        let activeSegment = found.last!
+        let id = activeSegment.number, name = segmentName(id)
+        do {
+            if reliedOn.sequence > lastSequence {
+                throw StoreError.corrupted(
+                    segment: name, offset: active.validLength,
+                    reason: "the log ends at sequence \(lastSequence) but compacted segment \(segmentName(reliedOn.segment)) relies on sequence \(reliedOn.sequence) being durable: the newest segment lost data that had been synced")
+            }
+            if let marker {
+                guard marker.segmentID == id, marker.segmentLength == active.originalSize, marker.lastSequence == lastSequence else {
+                    throw StoreError.corrupted(
+                        segment: name, offset: min(active.originalSize, marker.segmentLength),
+                        reason: "the store was closed cleanly at segment \(marker.segmentID), \(marker.segmentLength) bytes, sequence \(marker.lastSequence), but holds segment \(id), \(active.originalSize) bytes, sequence \(lastSequence) (truncated or replaced file)")
+                }
+                if writable { try Store.removeMarker(path: path, fileSystem: fs) }
+            }
+            var activeSpace = active.space
+            activeSpace.diskBytes = writable ? active.size : active.originalSize
+            space[id] = activeSpace
+            // Every segment read: the index is built whole, and each segment's live bytes are
+            // those of the records it ends up holding.
+            let built = index.build()
+            directory.tables = built.tables
+            for (number, bytes) in built.liveBytes { space[number]?.liveBytes = bytes }
+            directory.active = SegmentView(id: id, region: active.region, length: active.validLength, cipher: active.cipher)
+            directory.sequence = lastSequence
+            var loaded = Manifest()
+            for segment in found.dropLast() {
+                loaded.entries[segment.number] = Manifest.Entry(kind: segment.info.kind, sealedLength: segment.size)
+            }
+            loaded.entries[id] = Manifest.Entry(kind: .log, sealedLength: nil)
+            if writable, manifest == nil {
+                // A store written before manifests existed (or a new one whose first manifest
+                // write a crash interrupted): list its segments now, then mark the active segment
+                // version 2, so that older builds, which would not keep the manifest current,
+                // refuse the store instead of writing to it.
+                try Store.writeManifest(loaded, path: path, cipher: cipher, fileSystem: fs)
+                if activeSegment.info.version < SegmentHeader.formatVersion && !activeSegment.tornCreation {
+                    let header = try SegmentHeader.rewritten(SegmentHeader.encode(number: id), cipher: active.cipher)
+                    try active.file.write(header.bytes, at: header.offset)
+                    try active.file.syncData()
+                }
+            }
+            if !writable { active.file.close() }
+            let newestFile = allNumbers.last ?? id
+            return Recovered(directory: directory, space: space, activeFile: writable ? active.file : nil, activeID: id,
+                             activeSize: active.validLength, activeRegion: active.region, activeCipher: active.cipher,
+                             activeHint: active.hint, nextFileNumber: newestFile == .max ? .max : newestFile + 1,
+                             manifest: manifest ?? loaded)
+        } catch {
+            active.file.close()
+            throw error
+        }
     }
 }
