@@ -25,6 +25,11 @@ final class TextList: RealmResultsControllerDelegate {
     var log: [String] = []
 
     init(_ controller: RealmResultsController<TaskModel, Task>) {
+        reload(controller)
+    }
+
+    /// Reads every section again (after `updateFilter`, as `tableView.reloadData()` would).
+    func reload(_ controller: RealmResultsController<TaskModel, Task>) {
         sections = controller.sections.map { ($0.keyPath, $0.objects.map(\.name)) }
     }
 
@@ -90,9 +95,16 @@ final class ResultsControllerContractTests: XCTestCase {
         XCTAssertEqual(list.sections.map(\.title), ["2", "3"])
         XCTAssertEqual(list.sections.map(\.rows), [["Axe"], ["Aardvark"]])
         XCTAssertEqual(list.sections.map(\.rows), rrc.sections.map { $0.objects.map(\.name) })
-        rrc.updateFilter { $0.name.hasPrefix("B") }                   // refetch; delegate sees the diff
+        list.log.removeAll()
+        rrc.updateFilter { $0.name.hasPrefix("B") }                   // refetch, no delegate calls: the caller reloads (as the seed says)
+        XCTAssertEqual(list.log, [], "without notifying: true the delegate hears nothing")
+        XCTAssertEqual(list.sections.map(\.rows), [["Axe"], ["Aardvark"]], "the list still shows the old filter until it reloads")
+        list.reload(rrc)
         XCTAssertEqual(list.sections.map(\.rows), [["Bravo"]])
+        rrc.updateFilter(notifying: true) { $0.name.hasPrefix("A") }   // refetch and send the diff to the delegate
         XCTAssertFalse(list.log.isEmpty)
+        XCTAssertEqual(list.sections.map(\.rows), [["Axe"], ["Aardvark"]])
+        XCTAssertEqual(list.sections.map(\.rows), rrc.sections.map { $0.objects.map(\.name) })
         _ = RealmResultsChangeType.move.rawValue
         XCTAssertEqual(RealmResultsChangeType.insert.rawValue, "Insert")
     }

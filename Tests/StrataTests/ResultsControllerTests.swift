@@ -114,9 +114,15 @@ final class ResultsControllerTests: RealmTestCase {
         XCTAssertEqual(rrc.sections.map { $0.objects.map(\.id) }, [[3], [1, 4]])   // Apex | Alpha, Axe
         XCTAssertEqual(rrc.numberOfObjects(at: 1), 2)
         XCTAssertEqual(rrc.object(at: IndexPath(item: 1, section: 1)).name, "Axe")
+        let silent = ReplayingDelegate(rrc.sections)
+        rrc.delegate = silent
+        rrc.updateFilter { $0.name.hasPrefix("Z") }
+        XCTAssertEqual(rrc.sections.map { $0.objects.map(\.id) }, [[5]])
+        XCTAssertEqual(silent.order, [], "updateFilter without notifying: true refetches silently (the seed: reload after it)")
+        XCTAssertEqual(silent.sections.map(\.key), ["1", "2"], "the delegate's copy is untouched")
         let delegate = ReplayingDelegate(rrc.sections)
         rrc.delegate = delegate
-        rrc.updateFilter { $0.name.hasPrefix("B") || $0.name.hasPrefix("Z") }
+        rrc.updateFilter(notifying: true) { $0.name.hasPrefix("B") || $0.name.hasPrefix("Z") }
         XCTAssertEqual(rrc.sections.map { $0.objects.map(\.id) }, [[2, 5]])
         XCTAssertEqual(delegate.sections.map(\.key), ["1"])
         XCTAssertEqual(delegate.sections.map { $0.items.map(\.id) }, [[2, 5]])

@@ -226,12 +226,21 @@ public final class RealmResultsController<T: Object, U> {
         }
     }
 
-    /// Replaces the filter and refetches; the delegate receives the difference.
-    public func updateFilter(_ newFilter: @escaping (T) -> Bool) {
+    /// Replaces the filter and refetches.
+    ///
+    /// As the RealmResultsController seed says, the delegate is not told: reload the view
+    /// after calling this (`tableView.reloadData()`). Pass `notifying: true` to receive the
+    /// difference as an ordinary batch of delegate calls (and on ``changes``) instead.
+    ///
+    /// - Parameters:
+    ///   - notifying: Whether the delegate (and ``changes``) receive the difference.
+    ///   - newFilter: The new filter, applied after the request's predicate.
+    public func updateFilter(notifying: Bool = false, _ newFilter: @escaping (T) -> Bool) {
         realm.verifyThread()
         filter = newFilter
         guard fetched else { return }
-        deliver(rebuild(old: nil, changes: CommitChanges()))
+        let batch = rebuild(old: nil, changes: CommitChanges())
+        if notifying { deliver(batch) }
     }
 
     /// The sections and their (mapped) objects.
