@@ -6,7 +6,7 @@ import Strata
 import XCTest
 
 final class User: Object {
-    @Persisted(primaryKey: true) var objId: Int = 0
+    @Persisted(primaryKey: true) var objId: String = ""
     @Persisted var username: String = ""
     @Persisted var firstName: String = ""
     @Persisted var address: String = ""
@@ -113,7 +113,8 @@ final class JSONContractTests: XCTestCase {
         let encoded = try JSONValue(data: data)
         XCTAssertNil(encoded["address"], "ignored when encoding")
         XCTAssertEqual(encoded["first_name"], .string("Ada"))
-        XCTAssertEqual(try JSONValue(data: data2)["users"]?[0]?["id"], .int(2))
+        XCTAssertEqual(user.objId, "1", #"RealmCoder's own example: "id": 1 into objId: String with default options"#)
+        XCTAssertEqual(try JSONValue(data: data2)["users"]?[0]?["id"], .string("2"))
         XCTAssertThrowsError(try twitter.decode(User.self, from: Data(#"{"id": 5, "rank": "12"}"#.utf8))) {
             XCTAssertEqual("\($0)", #"rank: expected Int, found String "12""#)
         }

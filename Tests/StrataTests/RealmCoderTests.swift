@@ -25,6 +25,15 @@ final class CoderUser: Object {
     override class var realmCodableRawJsonSubstrings: [String] { ["configJson"] }
 }
 
+/// The seed's User as its README declares it: a `String` primary key fed JSON integers.
+final class StringKeyedUser: Object {
+    @Persisted(primaryKey: true) var objId: String = ""
+    @Persisted var firstName: String = ""
+
+    override class var realmObjectEnvelope: String? { "user" }
+    override class var realmCodableKeys: [String: String] { ["firstName": "first_name", "objId": "id"] }
+}
+
 final class Restaurant: Object {
     @Persisted(primaryKey: true) var id: Int = 0
     @Persisted var name: String = ""
@@ -94,6 +103,38 @@ final class RealmCoderTests: RealmTestCase {
         XCTAssertEqual(try coder.decode(CoderUser.self, from: Data(#"{"id": 6, "username": "kal"}"#.utf8)).username, "kal")
         let list = try JSONValue(data: coder.encodeArray(users, useEnvelope: true))
         XCTAssertEqual(list["users"]?[0]?["first_name"], .string("Diana"))
+    }
+
+    /// A raw subtree that is a scalar goes back out as the same JSON type. Before, a string
+    /// subtree was stored without its quotes, so `"42"` came back out as the number 42 and
+    /// `"null"` as null.
+    func testRawJSONSubtreesThatAreScalarsKeepTheirJSONType() throws {
+        let realm = try openRealm(types: types)
+        let coder = RealmCoder(realm: realm)
+        let cases: [(String, JSONValue)] = [
+            (#""42""#, .string("42")), ("42", .int(42)), (#""null""#, .string("null")), (#""plain""#, .string("plain")),
+            ("true", .bool(true)), ("1.5", .double(1.5)), (#"[1, "a"]"#, .array([.int(1), .string("a")])),
+        ]
+        for (text, expected) in cases {
+            let user = try coder.decode(CoderUser.self, from: Data(#"{"id": 7, "config_json": \#(text)}"#.utf8))
+            XCTAssertEqual(try JSONValue(string: user.configJson), expected, "stored as the subtree's JSON text: \(text)")
+            let encoded = try JSONValue(data: coder.encode(user, useEnvelope: true))
+            XCTAssertEqual(encoded["user"]?["config_json"], expected, "encoded back as the same JSON: \(text)")
+        }
+    }
+
+    /// RealmCoder's own combined example: `"id": 3` into `objId: String` with default options
+    /// (it threw a type mismatch before). Conversions that can lose information still do.
+    func testAnIntegerIntoAStringPropertyIsItsDecimalText() throws {
+        let realm = try openRealm(types: [StringKeyedUser.self])
+        let coder = RealmCoder(realm: realm)
+        let user = try coder.decode(StringKeyedUser.self, from: Data(#"{"user": {"id": 3, "first_name": "Bruce"}}"#.utf8))
+        XCTAssertEqual(user.objId, "3")
+        XCTAssertEqual(try coder.decode(StringKeyedUser.self, from: Data(#"{"id": -9007199254740993}"#.utf8)).objId, "-9007199254740993")
+        XCTAssertThrowsError(try coder.decode(StringKeyedUser.self, from: Data(#"{"id": 1.5}"#.utf8))) {
+            XCTAssertEqual("\($0)", "id: expected String, found Double 1.5")
+        }
+        XCTAssertThrowsError(try coder.decode(StringKeyedUser.self, from: Data(#"{"id": true}"#.utf8)))
     }
 
     func testTheRestaurantListThenDetailThenListKeepsTheDetail() throws {

@@ -187,9 +187,9 @@ struct MappingEngine {
                 if value == .null {
                     if property.isOptional { draft.fields[rule.index] = .null }
                     else if options.nullPolicy == .error { throw JSONMappingError.nullValue(path: location(), property: property.name) }
-                } else if case .string(let text) = value, property.kind == .string {
-                    draft.fields[rule.index] = .string(text)
                 } else {
+                    // The subtree's JSON text, quotes included for a string, so it goes back out
+                    // as the same JSON type (`"42"` stays a string).
                     draft.fields[rule.index] = .string(String(decoding: try value.data(), as: UTF8.self))
                 }
             case .relationship(let child, _, let weak):
@@ -415,7 +415,9 @@ struct MappingEngine {
         case .string:
             switch value {
             case .string(let s): return .string(s)
-            case .int(let i) where coerce: return .string(String(i))
+            // Lossless, so not only under `.coerce`: RealmCoder's own example maps `"id": 3`
+            // to `objId: String` with default options.
+            case .int(let i): return .string(String(i))
             case .double(let d) where coerce: return .string(String(d))
             default: return try fail()
             }
