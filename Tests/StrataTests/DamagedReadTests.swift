@@ -78,3 +78,58 @@ final class DamagedReadTests: RealmTestCase {
         }
     }
 }
+
+/// A row that decodes but holds a field of another kind than its property's type (a hostile
+/// or damaged store: Strata never writes one). The accessors trapped on it before ("holds …,
+/// which is not a …"); now each reads its declared initial value and the damage is named.
+final class MismatchedFieldTests: RealmTestCase {
+    func testAFieldOfAnotherKindReadsTheInitialValueAndIsReported() throws {
+        let realm = try openRealm()
+        try realm.write { try realm.add(makeUser("1", rank: 3)) }
+        let user = try XCTUnwrap(realm.object(ofType: User.self, forPrimaryKey: "1"))
+        let schema = try XCTUnwrap(realm.schema["User"])
+        let table = StoreLayout.objectTable(schema.tableNumber)
+        var fields = try RowFormat.fields(of: try XCTUnwrap(realm.store.get(table: table, key: PrimaryKeyValue.string("1").keyBytes)))
+        func set(_ name: String, _ value: FieldValue) throws {
+            fields[try XCTUnwrap(schema.properties.firstIndex { $0.name == name })] = value
+        }
+        try set("rank", .string("three"))          // Int
+        try set("joined", .string("yesterday"))    // Date?
+        try set("kind", .data(Data([1])))          // an enum over Int
+        try set("id", .int(7))                     // UUID
+        try realm.store.write { try $0.put(table: table, key: PrimaryKeyValue.string("1").keyBytes, value: RowFormat.encode(fields)) }
+        realm.refresh()
+
+        XCTAssertEqual(user.rank, -1, "the declared initial value")
+        XCTAssertNil(user.joined)
+        XCTAssertEqual(user.kind, .free)
+        _ = user.id
+        XCTAssertEqual(user.username, "user1", "readable properties are untouched")
+        let reasons = realm.readErrors.compactMap { error -> String? in
+            if case .damagedObject("User", _, let reason) = error { return reason } else { return nil }
+        }
+        XCTAssertTrue(reasons.contains("rank holds a string, which is not a Int"), "\(reasons)")
+        XCTAssertTrue(reasons.contains { $0.hasPrefix("joined holds a string") }, "\(reasons)")
+        XCTAssertTrue(reasons.contains { $0.hasPrefix("kind holds data") }, "\(reasons)")
+        XCTAssertTrue(reasons.contains { $0.hasPrefix("id holds an integer") }, "\(reasons)")
+    }
+
+    /// A damaged row read through a non-optional custom column type that has no value for
+    /// null: the property reads its declared initial value (a null would trap in the type).
+    func testADamagedRowReadsANonOptionalColumnTypeAsItsInitialValue() throws {
+        let realm = try openRealm(types: [Placed.self])
+        try realm.write { try realm.create(Placed.self, value: ["id": 1, "point": StrictPoint(x: 4, y: 5)]) }
+        let placed = try XCTUnwrap(realm.object(ofType: Placed.self, forPrimaryKey: 1))
+        let table = StoreLayout.objectTable(try XCTUnwrap(realm.schema["Placed"]).tableNumber)
+        try realm.store.write { try $0.put(table: table, key: PrimaryKeyValue.int(1).keyBytes, value: [0xFF, 0x00, 0x13, 0x37]) }
+        realm.refresh()
+        XCTAssertEqual(placed.point, StrictPoint(x: 1, y: 1))
+        XCTAssertFalse(realm.readErrors.isEmpty)
+    }
+}
+
+/// A non-optional custom column type whose `init?(with:)` refuses null.
+final class Placed: Object {
+    @Persisted(primaryKey: true) var id: Int = 0
+    @Persisted var point: StrictPoint = StrictPoint(x: 1, y: 1)
+}

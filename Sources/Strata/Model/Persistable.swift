@@ -92,8 +92,8 @@ extension _PersistedProperty where Self: _PersistableValue {
     @inlinable
     public static func _managedGet(_ state: ObjectState, _ index: Int) -> Self {
         let field = state.field(index)
-        guard let value = _fromField(field, in: state.realm) else { state.badValue(field, index: index, type: Self.self) }
-        return value
+        if let value = _fromField(field, in: state.realm) { return value }
+        return _fromField(state.unreadableValue(field, index: index, type: Self.self), in: state.realm) ?? _defaultValue
     }
     @inlinable
     public static func _managedSet(_ value: Self, _ state: ObjectState, _ index: Int) {
@@ -121,7 +121,7 @@ extension Optional: _PersistedProperty where Wrapped: _PersistableValue {
         if case .link = field { return nil }  // the linked object was deleted
         // A raw value that is no case of the enum (another version of the app wrote it).
         if let enumType = Wrapped.self as? any PersistableEnum.Type, enumType._canReadRawValue(field) { return nil }
-        state.badValue(field, index: index, type: Self.self)
+        return Wrapped._fromField(state.unreadableValue(field, index: index, type: Self.self), in: state.realm)
     }
     @inlinable
     public static func _managedSet(_ value: Self, _ state: ObjectState, _ index: Int) {
@@ -297,9 +297,10 @@ extension PersistableEnum {
     public static func _managedGet(_ state: ObjectState, _ index: Int) -> Self {
         let field = state.field(index)
         if let value = _fromField(field, in: state.realm) { return value }
-        guard _canReadRawValue(field) else { state.badValue(field, index: index, type: Self.self) }
-        let initial = state.bound.constantInitialFields?[index] ?? BoundType.initialFields(of: state.bound.info.type)[index]
-        return _fromField(initial, in: nil) ?? _defaultValue
+        guard _canReadRawValue(field) else {
+            return _fromField(state.unreadableValue(field, index: index, type: Self.self), in: state.realm) ?? _defaultValue
+        }
+        return _fromField(state.initialField(index), in: nil) ?? _defaultValue
     }
     /// Whether the property can read `field`: any value of the raw type, a case or not.
     public static func _canRead(_ field: FieldValue) -> Bool { _canReadRawValue(field) }

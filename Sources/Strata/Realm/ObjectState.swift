@@ -258,7 +258,9 @@ public final class ObjectState {
         // The primary key is known from the record's key, whatever the row holds.
         if index == bound.primaryKeyIndex, let value = PrimaryKeyValue(keyBytes: key) { return value.field }
         let property = bound.schema.properties[index]
-        if property.kind == .object || property.kind == .column { return .null }
+        if property.kind == .object { return .null }
+        // A column type may have no value for null: its declared initial value always reads.
+        if property.kind == .column { return property.isOptional ? .null : initialField(index) }
         return FieldValue.zero(property)
     }
 
@@ -520,15 +522,32 @@ public final class ObjectState {
         setField(index, try realm.field(for: value, property: property, context: "\(bound.className).\(property.name)"))
     }
 
-    /// Traps for a stored value the property's type cannot hold.
+    /// A stored value the property's type cannot hold. A custom column type whose
+    /// `init?(with:)` refuses it traps (the app's own decoding rule; `value(forProperty:)`
+    /// throws instead). Any other mismatch — a well-formed field of another kind, which only
+    /// a damaged or hostile store holds — is damage: recorded in `readErrors`, and the
+    /// property reads its declared initial value (returned here) as a damaged row does.
     @usableFromInline
-    func badValue(_ field: FieldValue, index: Int, type: Any.Type) -> Never {
+    func unreadableValue(_ field: FieldValue, index: Int, type: Any.Type) -> FieldValue {
         let property = bound.schema.properties[index]
         if property.kind == .column {
             preconditionFailure(RealmError.columnDecodingFailed(type: "\(type)", object: objectName, property: property.name).description)
         }
-        preconditionFailure("\(objectName).\(property.name) holds \(field), which is not a \(type)")
+        realm.noteDamage(table: bound.table, key: key, UnreadableField(description: "\(property.name) holds \(field.kindName), which is not a \(type)"))
+        return initialField(index)
     }
+
+    /// The property's value in a new object of the class (its declared initial value).
+    @usableFromInline
+    func initialField(_ index: Int) -> FieldValue {
+        let initial = bound.constantInitialFields ?? BoundType.initialFields(of: bound.info.type)
+        return index < initial.count ? initial[index] : .null
+    }
+}
+
+/// Why a stored field could not be read as its property's type (a `damagedObject` reason).
+struct UnreadableField: Error, CustomStringConvertible {
+    let description: String
 }
 
 /// A row of one table, as the key of a write's pending rows.

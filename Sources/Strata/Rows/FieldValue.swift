@@ -100,6 +100,27 @@ public enum FieldValue: Sendable, Hashable {
         }
     }
 
+    /// What kind of value this is, for messages ("a string", "a list").
+    var kindName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a Bool"
+        case .int: "an integer"
+        case .double: "a Double"
+        case .float: "a Float"
+        case .string: "a string"
+        case .data: "data"
+        case .date: "a date"
+        case .uuid: "a UUID"
+        case .decimal: "a Decimal"
+        case .link: "a link"
+        case .list: "a list"
+        case .objectId: "an ObjectId"
+        case .embedded: "an embedded object"
+        case .map: "a map"
+        }
+    }
+
     private var kindOrder: Int {
         switch self {
         case .null: 0

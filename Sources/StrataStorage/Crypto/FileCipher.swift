@@ -23,9 +23,11 @@
 // padding included, so S is a multiple of 8 and frames stay 8-byte aligned. Hint files,
 // MANIFEST and CLEAN hold one frame (at 64) with their plain contents.
 //
-// Nonces never repeat under a file key: each writer of a file (a new file, or the active
-// segment reopened after a crash) draws 8 random bytes and counts the frames it seals in the
-// last 4. Frames are written at most once per writer and offset.
+// Nonces are unique under a file key as long as no two writers of one file draw the same
+// 8 random bytes (docs/FORMAT.md, "Nonces"): each writer — the appender of a new segment or
+// of the active segment at every writable open, and each frame sealed alone (hint, MANIFEST,
+// CLEAN, a header sealed again in place) — draws its own and counts the frames it seals in
+// the last 4; every new file has a new salt, so a new key.
 
 #if canImport(Glibc)
 import Glibc
