@@ -67,6 +67,22 @@ private final class CompactionOutput {
     }
 }
 
+/// What a compaction will do, decided under the write gate (step 1).
+private struct CompactionPlan {
+    /// The writer's index when the inputs were chosen: a record is live if it points there.
+    var snapshot: KeyDirectory
+    /// In replay order.
+    var inputs: [CompactionInput]
+    /// The outputs' replay positions: the newest input's major, minors from `firstMinor`.
+    var outputMajor: UInt32
+    var firstMinor: UInt32
+    /// The inputs and outputs come first in replay order, so no older record outside them
+    /// is left for a tombstone to hide: tombstones are dropped.
+    var dropTombstones: Bool
+    /// The sequence durable when the inputs were chosen (the outputs rely on it).
+    var reliedOn: UInt64
+}
+
 /// A key to move from its input location to its copy, if nothing changed it meanwhile.
 private struct PendingSwitch {
     var table: UInt32
@@ -115,70 +131,87 @@ extension Store {
 
     func runCompaction(manual: Bool) throws -> CompactionReport {
         guard !options.readOnly else { throw StoreError.invalidArgument("the store was opened read-only") }
-        compactionMonitor.lock()
-        while compactionRunning { compactionMonitor.wait() }
-        if compactionCancelled {
-            compactionMonitor.unlock()
-            throw CompactionCancelled()
-        }
-        compactionRunning = true
-        compactionMonitor.unlock()
-        defer {
-            compactionMonitor.withLock {
-                compactionRunning = false
-                compactionMonitor.broadcast()
-            }
-        }
+        try beginCompaction()
+        defer { endCompaction() }
         let started = monotonicSeconds()
         var report = CompactionReport()
         var longestPause = 0.0
         report.diskBytesBefore = segmentDiskBytes()
+        report.diskBytesAfter = report.diskBytesBefore
+        if let plan = try planCompaction(manual: manual, longestPause: &longestPause) {
+            var switches: [PendingSwitch] = []
+            let outputs = try writeOutputs(plan, switches: &switches, report: &report)
+            let views = try publish(outputs, replacing: plan.inputs, report: &report)
+            try switchIndex(to: outputs, views: views, switches: switches, longestPause: &longestPause, report: &report)
+            try retire(plan.inputs, longestPause: &longestPause)
+            report.segmentsCompacted = plan.inputs.count
+            report.diskBytesAfter = segmentDiskBytes()
+        }
+        report.seconds = monotonicSeconds() - started
+        report.longestWriterPause = longestPause
+        return report
+    }
 
-        // 1. Plan. Syncing first, outside the gate, leaves little for the gate-held sync to do.
+    /// Waits for a running compaction to finish and claims the right to run; throws
+    /// `CompactionCancelled` once the store is closing.
+    private func beginCompaction() throws {
+        compactionMonitor.lock()
+        defer { compactionMonitor.unlock() }
+        while compactionRunning { compactionMonitor.wait() }
+        if compactionCancelled { throw CompactionCancelled() }
+        compactionRunning = true
+    }
+
+    private func endCompaction() {
+        compactionMonitor.withLock {
+            compactionRunning = false
+            compactionMonitor.broadcast()
+        }
+    }
+
+    /// Step 1: the snapshot, the inputs and where the outputs go in replay order; nil when
+    /// there is nothing to compact. Syncing first, outside the gate, leaves little for the
+    /// gate-held sync to do.
+    private func planCompaction(manual: Bool, longestPause: inout Double) throws -> CompactionPlan? {
         try sync()
-        var reliedOn: UInt64 = 0
-        let (snapshot, inputs, outputMajor, firstMinor, prefix) = try withWriterPaused(&longestPause) { () -> (KeyDirectory, [CompactionInput], UInt32, UInt32, Bool) in
+        return try withWriterPaused(&longestPause) { () -> CompactionPlan? in
             try waitDurable(lastAppendedSequence)   // older versions are dropped only behind durable newer ones
-            reliedOn = lastAppendedSequence
+            let reliedOn = lastAppendedSequence
             // The segment sealed here is compacted at once: no hint file for it.
             if manual && activeSize > dataStart { try rollSegment(writeHint: false) }
             let inputs = chooseInputs(manual: manual)
-            guard let newest = inputs.map(\.position).max() else {
-                return (writerDirectory, [], 0, 0, true)
-            }
+            guard let newest = inputs.map(\.position).max() else { return nil }
             let minorsAtMajor = writerSpace.values.compactMap { $0.position?.major == newest.major ? $0.position?.minor : nil }
             let firstMinor = (minorsAtMajor.max() ?? 0) + 1
             let outputPosition = ReplayPosition(major: newest.major, minor: firstMinor)
             let inputNumbers = Set(inputs.map(\.number))
-            let prefix = writerSpace.allSatisfy { number, space in
+            let isPrefix = writerSpace.allSatisfy { number, space in
                 !space.sealed || inputNumbers.contains(number)
                     || (space.position ?? ReplayPosition(major: number, minor: 0)) > outputPosition
             }
-            return (writerDirectory, inputs, newest.major, firstMinor, prefix)
+            return CompactionPlan(snapshot: writerDirectory, inputs: inputs, outputMajor: newest.major,
+                                  firstMinor: firstMinor, dropTombstones: isPrefix, reliedOn: reliedOn)
         }
-        guard !inputs.isEmpty else {
-            report.diskBytesAfter = report.diskBytesBefore
-            report.seconds = monotonicSeconds() - started
-            report.longestWriterPause = longestPause
-            return report
-        }
+    }
 
-        // 2. Copy live records into .tmp outputs.
+    /// Step 2: the live records copied into `.tmp` outputs, each finished (header, sync,
+    /// hint); on failure every partial output is removed.
+    private func writeOutputs(_ plan: CompactionPlan, switches: inout [PendingSwitch],
+                              report: inout CompactionReport) throws -> [CompactionOutput] {
         var outputs: [CompactionOutput] = []
-        var switches: [PendingSwitch] = []
         do {
-            let covered = try copyLiveRecords(inputs: inputs, snapshot: snapshot, dropTombstones: prefix,
-                                              outputMajor: outputMajor, firstMinor: firstMinor, reliedOn: reliedOn,
-                                              outputs: &outputs, switches: &switches, report: &report)
+            let covered = try copyLiveRecords(plan, outputs: &outputs, switches: &switches, report: &report)
             // Even when nothing survives, one (empty) output records what the inputs covered,
             // so the store's sequence never goes back.
             if outputs.isEmpty {
-                outputs.append(try startOutput(position: ReplayPosition(major: outputMajor, minor: firstMinor), reliedOn: reliedOn))
+                outputs.append(try startOutput(position: ReplayPosition(major: plan.outputMajor, minor: plan.firstMinor),
+                                               reliedOn: plan.reliedOn))
             }
             for output in outputs {
                 output.coversThrough = covered
                 try finish(output)
             }
+            return outputs
         } catch {
             for output in outputs {
                 output.file.close()
@@ -187,10 +220,14 @@ extension Store {
             }
             throw error
         }
+    }
 
-        // 3. Publish the outputs durably. If this fails half-way, files exist that the
-        // writer's view does not know of; later compactions could misjudge tombstones
-        // against them, so the store stops taking writes and the next open rebuilds its view.
+    /// Step 3: the outputs renamed into place and listed in the manifest instead of the
+    /// inputs, durably; returns their mappings. If renaming fails half-way, files exist that
+    /// the writer's view does not know of; later compactions could misjudge tombstones
+    /// against them, so the store stops taking writes and the next open rebuilds its view.
+    private func publish(_ outputs: [CompactionOutput], replacing inputs: [CompactionInput],
+                         report: inout CompactionReport) throws -> [SegmentView] {
         do {
             for output in outputs {
                 try fileSystem.rename(output.temporaryPath, to: path + "/" + segmentName(output.number))
@@ -211,37 +248,45 @@ extension Store {
                 for output in outputs { manifest.entries[output.number] = Manifest.Entry(kind: .compacted, sealedLength: output.size) }
             }
         } catch {
-            // The old manifest stands (unless the store was taken out of service): the
-            // published outputs are unlisted leftovers; remove them.
-            for output in outputs { output.file.close() }
-            if syncMonitor.withLock({ failure }) == nil {
-                do {
-                    for output in outputs {
-                        try fileSystem.remove(path + "/" + segmentName(output.number))
-                        try fileSystem.remove(path + "/" + hintName(output.number))
-                    }
-                    try fileSystem.syncDirectory(path)
-                } catch let removal as StoreError {
-                    poison(removal)
-                }
-            }
+            removeUnlisted(outputs)
             throw error
         }
-        var outputViews: [SegmentView] = []
+        var views: [SegmentView] = []
         for output in outputs {
             let region = try output.file.map(length: output.size)
             output.file.close()
-            outputViews.append(SegmentView(id: output.number, region: region, length: output.size, cipher: output.writer.cipher))
+            views.append(SegmentView(id: output.number, region: region, length: output.size, cipher: output.writer.cipher))
             report.bytesWritten += output.size
         }
         report.segmentsWritten = outputs.count
+        return views
+    }
 
-        // 4. Switch, in batches. Grouped by the tag's top 12 bits (the bits the index routes
-        // by), a batch touches a contiguous run of index pages, so each page is copied (after
-        // the previous batch's publication) once at most. A counting pass, not a sort: O(n).
+    /// The manifest update failed, so the old manifest stands (unless the store was taken
+    /// out of service): the published outputs are unlisted leftovers; remove them.
+    private func removeUnlisted(_ outputs: [CompactionOutput]) {
+        for output in outputs { output.file.close() }
+        guard syncMonitor.withLock({ failure }) == nil else { return }
+        do {
+            for output in outputs {
+                try fileSystem.remove(path + "/" + segmentName(output.number))
+                try fileSystem.remove(path + "/" + hintName(output.number))
+            }
+            try fileSystem.syncDirectory(path)
+        } catch let removal as StoreError {
+            poison(removal)
+        } catch {}
+    }
+
+    /// Step 4: the outputs join the index's segment table, then keys move to their copies
+    /// in batches. Grouped by the tag's top 12 bits (the bits the index routes by), a batch
+    /// touches a contiguous run of index pages, so each page is copied (after the previous
+    /// batch's publication) once at most. A counting pass, not a sort: O(n).
+    private func switchIndex(to outputs: [CompactionOutput], views: [SegmentView], switches: [PendingSwitch],
+                             longestPause: inout Double, report: inout CompactionReport) throws {
         let order = Store.routeOrder(switches)
         try withWriterPaused(&longestPause) {
-            for (output, view) in zip(outputs, outputViews) {
+            for (output, view) in zip(outputs, views) {
                 writerDirectory.setSealed(view)
                 writerSpace[output.number] = SegmentSpace(
                     diskBytes: output.size, liveBytes: 0, rawValueBytes: output.rawValueBytes,
@@ -271,8 +316,12 @@ extension Store {
             }
             index = end
         }
+    }
 
-        // 5. Retire the inputs.
+    /// Step 5: the inputs leave the index's segment table, then their files go, oldest
+    /// first, each removal made durable before the next: whatever a crash keeps is a suffix
+    /// of the inputs, which replays correctly beside the outputs.
+    private func retire(_ inputs: [CompactionInput], longestPause: inout Double) throws {
         try withWriterPaused(&longestPause) {
             for input in inputs {
                 writerDirectory.removeSealed(input.number)
@@ -280,8 +329,6 @@ extension Store {
             }
             publishWriterState()
         }
-        // Oldest first, each removal made durable before the next: whatever a crash keeps
-        // is a suffix of the inputs, which replays correctly beside the outputs.
         do {
             for input in inputs {
                 try fileSystem.remove(path + "/" + segmentName(input.number))
@@ -293,11 +340,6 @@ extension Store {
             poison(error)
             throw error
         }
-        report.segmentsCompacted = inputs.count
-        report.diskBytesAfter = segmentDiskBytes()
-        report.seconds = monotonicSeconds() - started
-        report.longestWriterPause = longestPause
-        return report
     }
 
     /// Runs `body` holding the write gate, with everything appended so far published (and,
@@ -350,9 +392,9 @@ extension Store {
 
     /// Step 2: reads every input in replay order and appends what must survive to outputs.
     /// Returns the newest sequence the inputs held (or covered).
-    private func copyLiveRecords(inputs: [CompactionInput], snapshot: KeyDirectory, dropTombstones: Bool,
-                                 outputMajor: UInt32, firstMinor: UInt32, reliedOn: UInt64, outputs: inout [CompactionOutput],
+    private func copyLiveRecords(_ plan: CompactionPlan, outputs: inout [CompactionOutput],
                                  switches: inout [PendingSwitch], report: inout CompactionReport) throws -> UInt64 {
+        let inputs = plan.inputs, snapshot = plan.snapshot
         var covered: UInt64 = 0
         // Which input records are live: one pass over the index marks them in a bitmap per
         // input (a bit per 8-byte offset), instead of a random index lookup per record.
@@ -366,7 +408,7 @@ extension Store {
             }
         }
         var keptTombstones: [UInt32: Set<IndexKey>] = [:]
-        var nextMinor = firstMinor
+        var nextMinor = plan.firstMinor
         var current: CompactionOutput?
         var copied = 0
         for input in inputs {
@@ -390,13 +432,13 @@ extension Store {
                 }
                 let key = IndexKey(entry.key)
                 if entry.kind == .delete {
-                    guard !dropTombstones, snapshot.lookup(table: entry.table, key: key) == nil,
+                    guard !plan.dropTombstones, snapshot.lookup(table: entry.table, key: key) == nil,
                           keptTombstones[entry.table, default: []].insert(key).inserted else { continue }
                     report.tombstonesKept += 1
                 }
                 if current == nil || current!.size >= options.segmentSize {
                     if let full = current { try flushOutput(full) }
-                    current = try startOutput(position: ReplayPosition(major: outputMajor, minor: nextMinor), reliedOn: reliedOn)
+                    current = try startOutput(position: ReplayPosition(major: plan.outputMajor, minor: nextMinor), reliedOn: plan.reliedOn)
                     nextMinor += 1
                     outputs.append(current!)
                 }
