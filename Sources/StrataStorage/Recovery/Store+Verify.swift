@@ -42,124 +42,11 @@ extension Store {
     /// - Parameter progress: called with (bytes checked, bytes to check) as work proceeds.
     /// - Throws: ``StoreError/closed``.
     public func verify(progress: ((_ done: Int, _ total: Int) -> Void)? = nil) throws -> VerificationReport {
-        let state = try currentState()
-        let directory = state.directory
-        var report = VerificationReport()
-        var segments: [(number: UInt32, space: SegmentSpace)] = state.space.map { ($0.key, $0.value) }
-        segments.sort { ($0.space.position ?? ReplayPosition(major: $0.number, minor: 0)) < ($1.space.position ?? ReplayPosition(major: $1.number, minor: 0)) }
-        let total = segments.reduce(0) { $0 + $1.space.diskBytes } + directory.keyCount
-        var done = 0
-        var previousSequence: UInt64 = 0
-        // What a replay of the segments, in replay order, leaves live: table → key → newest record.
-        var replayed: [UInt32: [IndexKey: (sequence: UInt64, segment: UInt32)]] = [:]
-        func replay(_ entries: [ScannedEntry]) {
-            for entry in entries {
-                let key = IndexKey(entry.key)
-                if entry.kind == .put {
-                    replayed[entry.table, default: [:]][key] = (entry.sequence, entry.location.segment)
-                } else {
-                    replayed[entry.table]?[key] = nil
-                }
-            }
-        }
-        // Segments whose file is shorter than the mapping: reading a page past its end is
-        // SIGBUS, so they are reported and never read.
-        var unreadable: Set<UInt32> = []
-        for (number, space) in segments {
-            let name = segmentName(number)
-            if let view = directory.segment(number), let problem = fileSizeProblem(number: number, mapped: view.length, sealed: space.sealed) {
-                report.problems.append(problem)
-                if problem.offset < view.length {
-                    unreadable.insert(number)
-                    continue
-                }
-            }
-            guard let view = directory.segment(number), let reader = view.reader() else {
-                report.problems.append(VerificationProblem(segment: name, offset: 0, reason: "segment is not readable"))
-                continue
-            }
-            report.segmentsChecked += 1
-            if case .failure(let problem) = SegmentHeader.read(file: reader.bytes, number: number, cipher: storeCipher) {
-                report.problems.append(VerificationProblem(segment: name, offset: 0, reason: problem.reason))
-                continue
-            }
-            var records = 0
-            let outcome: ScanOutcome
-            if space.kind == .compacted {
-                outcome = SegmentScanner.scanCompacted(reader, segmentID: number) { entries in
-                    records += entries.count
-                    replay(entries)
-                }
-            } else {
-                outcome = SegmentScanner.scan(reader, segmentID: number, previousSequence: previousSequence) { entries, _ in
-                    records += entries.count + 1
-                    replay(entries)
-                }
-                previousSequence = max(previousSequence, outcome.lastSequence)
-            }
-            if let damage = outcome.damage {
-                report.problems.append(VerificationProblem(segment: name, offset: damage.offset, reason: damage.reason))
-            } else if outcome.committedEnd != view.length {
-                report.problems.append(VerificationProblem(segment: name, offset: outcome.committedEnd,
-                                                           reason: "data ends before the segment does"))
-            }
-            report.recordsChecked += records
-            report.bytesChecked += view.length
-            done += space.diskBytes
-            progress?(done, total)
-        }
-        var mismatches = 0
-        func mismatch(_ problem: VerificationProblem) {
-            mismatches += 1
-            if mismatches <= Store.verifyMismatchLimit { report.problems.append(problem) }
-        }
-        // Every index entry must lead to an intact put of its own key.
-        for (table, index) in directory.tables {
-            index.forEach { key, location in
-                guard !unreadable.contains(location.segment) else { return }
-                report.keysChecked += 1
-                do {
-                    _ = try directory.readValue(table: table, key: key, at: location)
-                } catch let StoreError.corrupted(segment, offset, reason) {
-                    let problem = VerificationProblem(segment: segment, offset: offset, reason: reason)
-                    if !report.problems.contains(problem) { report.problems.append(problem) }
-                } catch {
-                    report.problems.append(VerificationProblem(segment: segmentName(location.segment), offset: Int(location.offset),
-                                                               reason: "\(error)"))
-                }
-                done += 1
-                if done % 65536 == 0 { progress?(done, total) }
-                // The replay must agree (a compaction's copy carries its original's sequence).
-                guard unreadable.isEmpty else { return }
-                let expected = replayed[table]?.removeValue(forKey: key)
-                guard let sequence = try? directory.withRecord(at: location, { $0.sequence }) else { return }
-                if let expected, expected.sequence != sequence {
-                    mismatch(VerificationProblem(
-                        segment: segmentName(expected.segment), offset: 0,
-                        reason: "the index holds key \(describe(key)) of table \(table) at sequence \(sequence) (\(segmentName(location.segment))), but the segments replay it to sequence \(expected.sequence) here: the index disagrees with the segment (a hint file that does not match it)"))
-                } else if expected == nil {
-                    mismatch(VerificationProblem(
-                        segment: segmentName(location.segment), offset: Int(location.offset),
-                        reason: "the index holds key \(describe(key)) of table \(table), which a replay of the segments leaves deleted or absent (a hint file that does not match its segment)"))
-                }
-            }
-        }
-        // Without the unreadable segments the replay is incomplete: nothing to compare.
-        if !unreadable.isEmpty { replayed = [:] }
-        for (table, keys) in replayed.sorted(by: { $0.key < $1.key }) {
-            for (key, expected) in keys {
-                mismatch(VerificationProblem(
-                    segment: segmentName(expected.segment), offset: 0,
-                    reason: "key \(describe(key)) of table \(table), sequence \(expected.sequence), is live in this segment but missing from the index (its hint file left it out)"))
-            }
-        }
-        if mismatches > Store.verifyMismatchLimit {
-            report.problems.append(VerificationProblem(
-                segment: "index", offset: 0,
-                reason: "\(mismatches - Store.verifyMismatchLimit) more keys where the index and the segments disagree"))
-        }
-        progress?(total, total)
-        return report
+        var verification = Verification(store: self, state: try currentState(), progress: progress)
+        verification.checkSegments()
+        verification.checkIndex()
+        verification.reportUnindexedKeys()
+        return verification.finish()
     }
 
     /// Checks segment `number`'s file against the `mapped` bytes the store reads through its
@@ -204,4 +91,159 @@ private func describe(_ key: IndexKey) -> String {
     if bytes.count <= 64, bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return "\"" + String(decoding: bytes, as: UTF8.self) + "\"" }
     return "0x" + bytes.prefix(32).map { String($0, radix: 16).count == 1 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined()
         + (bytes.count > 32 ? "… (\(bytes.count) bytes)" : "")
+}
+
+/// One run of ``Store/verify(progress:)``: the steps are its methods, over what they find.
+private struct Verification {
+    let store: Store
+    let directory: KeyDirectory
+    let progress: ((_ done: Int, _ total: Int) -> Void)?
+    /// The segments in replay order.
+    let segments: [(number: UInt32, space: SegmentSpace)]
+    let total: Int
+    var done = 0
+    var report = VerificationReport()
+    /// What a replay of the segments, in replay order, leaves live: table → key → newest record.
+    var replayed: [UInt32: [IndexKey: (sequence: UInt64, segment: UInt32)]] = [:]
+    /// Segments whose file is shorter than the mapping: reading a page past its end is
+    /// SIGBUS, so they are reported and never read.
+    var unreadable: Set<UInt32> = []
+    /// Index/replay disagreements found (only the first `verifyMismatchLimit` are listed).
+    var mismatches = 0
+
+    init(store: Store, state: PublishedState, progress: ((_ done: Int, _ total: Int) -> Void)?) {
+        self.store = store
+        directory = state.directory
+        self.progress = progress
+        segments = state.space.map { ($0.key, $0.value) }.sorted {
+            ($0.space.position ?? ReplayPosition(major: $0.number, minor: 0)) < ($1.space.position ?? ReplayPosition(major: $1.number, minor: 0))
+        }
+        total = segments.reduce(0) { $0 + $1.space.diskBytes } + directory.keyCount
+    }
+
+    /// Step 1: every record of every readable segment checked, in replay order, and replayed.
+    mutating func checkSegments() {
+        var previousSequence: UInt64 = 0
+        for (number, space) in segments {
+            let name = segmentName(number)
+            if let view = directory.segment(number),
+               let problem = store.fileSizeProblem(number: number, mapped: view.length, sealed: space.sealed) {
+                report.problems.append(problem)
+                if problem.offset < view.length {
+                    unreadable.insert(number)
+                    continue
+                }
+            }
+            guard let view = directory.segment(number), let reader = view.reader() else {
+                report.problems.append(VerificationProblem(segment: name, offset: 0, reason: "segment is not readable"))
+                continue
+            }
+            report.segmentsChecked += 1
+            if case .failure(let problem) = SegmentHeader.read(file: reader.bytes, number: number, cipher: store.storeCipher) {
+                report.problems.append(VerificationProblem(segment: name, offset: 0, reason: problem.reason))
+                continue
+            }
+            var records = 0
+            let outcome: ScanOutcome
+            if space.kind == .compacted {
+                outcome = SegmentScanner.scanCompacted(reader, segmentID: number) { found in
+                    records += found.count
+                    replay(found)
+                }
+            } else {
+                outcome = SegmentScanner.scan(reader, segmentID: number, previousSequence: previousSequence) { found, _ in
+                    records += found.count + 1
+                    replay(found)
+                }
+                previousSequence = max(previousSequence, outcome.lastSequence)
+            }
+            if let damage = outcome.damage {
+                report.problems.append(VerificationProblem(segment: name, offset: damage.offset, reason: damage.reason))
+            } else if outcome.committedEnd != view.length {
+                report.problems.append(VerificationProblem(segment: name, offset: outcome.committedEnd,
+                                                           reason: "data ends before the segment does"))
+            }
+            report.recordsChecked += records
+            report.bytesChecked += view.length
+            done += space.diskBytes
+            progress?(done, total)
+        }
+    }
+
+    private mutating func replay(_ entries: [ScannedEntry]) {
+        for entry in entries {
+            let key = IndexKey(entry.key)
+            if entry.kind == .put {
+                replayed[entry.table, default: [:]][key] = (entry.sequence, entry.location.segment)
+            } else {
+                replayed[entry.table]?[key] = nil
+            }
+        }
+    }
+
+    /// Step 2: every index entry leads to an intact put of its own key, at the version the
+    /// replay gives (a compaction's copy carries its original's sequence).
+    mutating func checkIndex() {
+        for (table, index) in directory.tables {
+            index.forEach { key, location in
+                guard !unreadable.contains(location.segment) else { return }
+                report.keysChecked += 1
+                do {
+                    _ = try directory.readValue(table: table, key: key, at: location)
+                } catch let StoreError.corrupted(segment, offset, reason) {
+                    let problem = VerificationProblem(segment: segment, offset: offset, reason: reason)
+                    if !report.problems.contains(problem) { report.problems.append(problem) }
+                } catch {
+                    report.problems.append(VerificationProblem(segment: segmentName(location.segment), offset: Int(location.offset),
+                                                               reason: "\(error)"))
+                }
+                done += 1
+                if done % 65536 == 0 { progress?(done, total) }
+                guard unreadable.isEmpty else { return }
+                compareWithReplay(table: table, key: key, location: location)
+            }
+        }
+    }
+
+    private mutating func compareWithReplay(table: UInt32, key: IndexKey, location: Location) {
+        let expected = replayed[table]?.removeValue(forKey: key)
+        guard let sequence = try? directory.withRecord(at: location, { $0.sequence }) else { return }
+        if let expected, expected.sequence != sequence {
+            mismatch(VerificationProblem(
+                segment: segmentName(expected.segment), offset: 0,
+                reason: "the index holds key \(describe(key)) of table \(table) at sequence \(sequence) (\(segmentName(location.segment))), but the segments replay it to sequence \(expected.sequence) here: the index disagrees with the segment (a hint file that does not match it)"))
+        } else if expected == nil {
+            mismatch(VerificationProblem(
+                segment: segmentName(location.segment), offset: Int(location.offset),
+                reason: "the index holds key \(describe(key)) of table \(table), which a replay of the segments leaves deleted or absent (a hint file that does not match its segment)"))
+        }
+    }
+
+    /// Step 3: keys the replay leaves live that the index lacks. Without the unreadable
+    /// segments the replay is incomplete: nothing to compare.
+    mutating func reportUnindexedKeys() {
+        if !unreadable.isEmpty { replayed = [:] }
+        for (table, keys) in replayed.sorted(by: { $0.key < $1.key }) {
+            for (key, expected) in keys {
+                mismatch(VerificationProblem(
+                    segment: segmentName(expected.segment), offset: 0,
+                    reason: "key \(describe(key)) of table \(table), sequence \(expected.sequence), is live in this segment but missing from the index (its hint file left it out)"))
+            }
+        }
+    }
+
+    private mutating func mismatch(_ problem: VerificationProblem) {
+        mismatches += 1
+        if mismatches <= Store.verifyMismatchLimit { report.problems.append(problem) }
+    }
+
+    mutating func finish() -> VerificationReport {
+        if mismatches > Store.verifyMismatchLimit {
+            report.problems.append(VerificationProblem(
+                segment: "index", offset: 0,
+                reason: "\(mismatches - Store.verifyMismatchLimit) more keys where the index and the segments disagree"))
+        }
+        progress?(total, total)
+        return report
+    }
 }
