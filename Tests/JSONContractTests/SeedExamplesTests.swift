@@ -1,7 +1,7 @@
 // The seed documents' README examples, transcribed as closely as Swift allows (Objective-C
 // → Swift, `@objc dynamic` → `@Persisted`, a managed object context → the realm), with the
 // outcomes the seeds state asserted: FastEasyMapping (FEM) and RealmResultsController
-// (RRC). Only `import Strata`: a drift in the public API fails to compile here. Then one
+// (RRC; RealmCoder, Realm+JSON and WCDB are in SeedCoderExamplesTests.swift). Only `import Strata`: a drift in the public API fails to compile here. Then one
 // test per seed behaviour Strata keeps (delegate order with nested objects, reverseMap
 // never given nil, custom assignment policies, NotificationCenter posts on change).
 //
