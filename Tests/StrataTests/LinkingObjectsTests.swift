@@ -108,6 +108,14 @@ final class LinkingObjectsTests: RealmTestCase {
             XCTAssertTrue("\(error)".contains("Driver.cars is linking objects, which are read-only"), "\(error)")
         }
         XCTAssertEqual(realm.objects(Driver.self).count, 0)
+        // strata import (StoreImporter) given linking objects: an error at the JSON path, nothing written.
+        let importer = try XCTUnwrap(try StoreImporter(store: realm.store))
+        XCTAssertThrowsError(try importer.importObjects(ofType: "Driver", from: Data(#"[{"name": "dee", "cars": []}]"#.utf8))) {
+            XCTAssertTrue("\($0)".contains("$[0].cars"), "\($0)")
+            XCTAssertTrue("\($0)".contains("cars is linking objects"), "\($0)")
+        }
+        realm.refresh()
+        XCTAssertEqual(realm.objects(Driver.self).count, 0)
         XCTAssertEqual(realm.schema["Driver"]?["cars"]?.typeDescription, "LinkingObjects<Vehicle>(driver)")
         let unmanaged = Driver()
         XCTAssertTrue(unmanaged.cars.isEmpty)

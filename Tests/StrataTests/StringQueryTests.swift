@@ -214,6 +214,11 @@ final class StringQueryTests: RealmTestCase {
         XCTAssertTrue(failure("rank == 3 junk")?.1.contains("expected AND, OR, SORT, LIMIT or the end") ?? false)
         XCTAssertTrue(failure("active < TRUE")?.1.contains("cannot be ordered") ?? false)
         XCTAssertTrue(failure("rank == %d", ["x"])?.1.contains("%d needs an integer") ?? false)
+        // An argument of a type the property cannot be compared with: an error at its offset.
+        XCTAssertEqual(failure("rank == %@", ["three"])?.0, 0, "the comparison's offset")
+        XCTAssertTrue(failure("rank == %@", ["three"])?.1.contains("rank holds int; it cannot be compared with String three") ?? false,
+                      "\(String(describing: failure("rank == %@", ["three"])))")
+        XCTAssertTrue(failure("lastName == %@", [UUID()])?.1.contains("lastName holds string") ?? false)
         XCTAssertThrowsError(try users.sorted(byKeyPaths: [("tags", true)]))
     }
 
