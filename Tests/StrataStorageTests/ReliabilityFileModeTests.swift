@@ -95,4 +95,21 @@ final class ReliabilityFileModeTests: XCTestCase {
         XCTAssertEqual(lstat(store + "/00000009.seg.tmp", &info), 0)
         XCTAssertEqual(UInt32(info.st_mode) & UInt32(S_IFMT), UInt32(S_IFREG), "a regular file replaced the symlink")
     }
+
+    /// A symlink planted as LOCK: the open is refused (it created the symlink's target, or
+    /// locked another file, before), for writers and read-only opens alike.
+    func testAPlantedLockSymlinkIsRefused() throws {
+        let dir = TemporaryDirectory()
+        let store = dir.sub("store")
+        let victim = dir.path + "/victim"
+        XCTAssertEqual(symlink(victim, store + "/LOCK"), 0)
+        for readOnly in [false, true] {
+            var options = StoreOptions()
+            options.readOnly = readOnly
+            XCTAssertThrowsError(try Store(directory: URL(fileURLWithPath: store), options: options)) { error in
+                XCTAssertTrue("\(error)".contains("LOCK"), "\(error)")
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: victim), "the symlink's target was created")
+        }
+    }
 }

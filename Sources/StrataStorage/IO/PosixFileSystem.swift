@@ -162,9 +162,11 @@ struct PosixFileSystem: FileSystem {
         // when LOCK is missing is it created; if that is not allowed either (EACCES, EROFS,
         // EPERM), no writer can be using this directory through LOCK, so there is nothing
         // to exclude and the lock is a no-op.
-        var fd = shared ? open(path, O_RDONLY | O_CLOEXEC) : -1
+        // O_NOFOLLOW: a symlink planted as LOCK (by another local user) must not make the
+        // store create or lock a file elsewhere; it is refused (ELOOP).
+        var fd = shared ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1
         if fd < 0 && (!shared || errno == ENOENT) {
-            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, fileMode)
+            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, fileMode)
             if fd < 0 && shared && (errno == EACCES || errno == EROFS || errno == EPERM) {
                 return PosixLock(fd: -1)
             }
