@@ -35,10 +35,10 @@ tsan: deps
 # The benchmark suite (its own package; builds GRDB in release mode).
 # The engine's peers (LMDB, RocksDB, LevelDB) come from Debian's -dev packages.
 bench-deps: deps
-	@if ! pkg-config --exists lmdb rocksdb 2>/dev/null || [ ! -f /usr/include/leveldb/c.h ]; then \
-		echo "Installing liblmdb-dev, librocksdb-dev and libleveldb-dev (the benchmark's peers)..."; \
+	@if ! pkg-config --exists lmdb rocksdb simdjson 2>/dev/null || [ ! -f /usr/include/leveldb/c.h ]; then \
+		echo "Installing liblmdb-dev, librocksdb-dev, libleveldb-dev and libsimdjson-dev (the benchmark's peers)..."; \
 		SUDO=""; if [ "$$(id -u)" != "0" ]; then SUDO="sudo"; fi; \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq liblmdb-dev librocksdb-dev libleveldb-dev; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq liblmdb-dev librocksdb-dev libleveldb-dev libsimdjson-dev; \
 	fi
 
 bench: bench-deps

@@ -117,7 +117,7 @@ struct StrataBench: ParsableCommand {
         if suite == "all" || suite == "json" {
             let rows = try JSONBenchmarks(directory: jsonDirectory, rounds: max(rounds, 5)).run()
             print("\n## JSON reading (same run, same payloads)\n")
-            print(markdownTable(rows))
+            print(markdownTable(rows, columns: ("Foundation (same run)", "simdjson DOM parse, the ceiling (same run)")))
             let imports = try ImportBenchmarks(parents: 10_000, statuses: statuses, directory: work, jsonDirectory: jsonDirectory).run()
             print("\n## JSON import (same run, same payloads)\n")
             print(markdownTable(imports))
