@@ -58,9 +58,9 @@ service-check: bench-deps
 	cd Benchmarks && $(SWIFT) build --product strata-service-bench
 	cd Benchmarks && $$($(SWIFT) build --show-bin-path)/strata-service-bench --rounds 1 --requests 2000 --seconds 20 --connections 1,16 --events-seconds 0.5
 
-# DocC archives for both libraries (swift-docc-plugin); fails on any documentation warning.
+# DocC archives for the three libraries (swift-docc-plugin); fails on any documentation warning.
 docs: deps
-	$(SWIFT) package --disable-sandbox generate-documentation --target StrataStorage --target Strata --warnings-as-errors --disable-indexing
+	$(SWIFT) package --disable-sandbox generate-documentation --target StrataStorage --target StrataJSON --target Strata --warnings-as-errors --disable-indexing
 
 
 # Strata Studio (docs/studio.md): its own package under Tools/studio, so Hummingbird never

@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "StrataStorage", targets: ["StrataStorage"]),
         .library(name: "Strata", targets: ["Strata"]),
+        .library(name: "StrataJSON", targets: ["StrataJSON"]),
         .executable(name: "strata", targets: ["strata"]),
     ],
     dependencies: [
@@ -41,7 +42,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "Strata", dependencies: ["StrataStorage", "CStrataSupport", .product(name: "Logging", package: "swift-log")]),
+        // The JSON reader, writer and value: no dependency on the database (Strata re-exports it).
+        .target(name: "StrataJSON"),
+        .target(name: "Strata", dependencies: ["StrataStorage", "StrataJSON", "CStrataSupport", .product(name: "Logging", package: "swift-log")]),
         .executableTarget(
             name: "strata",
             dependencies: [

@@ -1,5 +1,5 @@
-// PrimaryKeyValue: an object's identity that any thread, process or file can carry. It is
-// also how the object layer builds engine keys: one byte naming the kind, then the value.
+// PrimaryKeyValue: an object's identity that any thread, process or file can carry. The
+// engine keys built from it are in Rows/KeyEncoding.swift.
 
 import Foundation
 
@@ -32,13 +32,6 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         }
     }
 
-    /// Swift compares strings by canonical equivalence ("é" == "e\u{301}"), so keys use one
-    /// form of each string (NFC): equal strings are one key, as in a Swift dictionary.
-    static func canonical(_ string: String) -> String {
-        if string.utf8.allSatisfy({ $0 < 0x80 }) { return string }
-        return string.precomposedStringWithCanonicalMapping
-    }
-
     /// The key as printed in errors and dumps.
     public var description: String {
         switch self {
@@ -46,63 +39,6 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case .string(let v): return "'\(v)'"
         case .uuid(let v): return v.uuidString
         case .objectId(let v): return v.stringValue
-        }
-    }
-
-    /// The engine key: a kind byte, then the value (integers big-endian with the sign bit
-    /// flipped, so byte order is numeric order; ObjectIds' 12 bytes, so byte order is
-    /// creation order).
-    var keyBytes: [UInt8] {
-        switch self {
-        case .int(let v):
-            let raw = UInt64(bitPattern: v) ^ (1 << 63)
-            return [0x69, UInt8(truncatingIfNeeded: raw >> 56), UInt8(truncatingIfNeeded: raw >> 48),
-                    UInt8(truncatingIfNeeded: raw >> 40), UInt8(truncatingIfNeeded: raw >> 32),
-                    UInt8(truncatingIfNeeded: raw >> 24), UInt8(truncatingIfNeeded: raw >> 16),
-                    UInt8(truncatingIfNeeded: raw >> 8), UInt8(truncatingIfNeeded: raw)]
-        case .string(let s):
-            var bytes: [UInt8] = [0x73]
-            bytes.append(contentsOf: Self.canonical(s).utf8)
-            return bytes
-        case .uuid(let u):
-            var bytes: [UInt8] = [0x75]
-            withUnsafeBytes(of: u.uuid) { bytes.append(contentsOf: $0) }
-            return bytes
-        case .objectId(let id):
-            return [0x6F] + id.bytes
-        }
-    }
-
-    /// Calls `body` with the engine key, without allocating for integer keys.
-    func withKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        guard case .int(let v) = self else { return try keyBytes.withUnsafeBytes(body) }
-        let raw = (UInt64(bitPattern: v) ^ (1 << 63)).bigEndian
-        var storage: (UInt64, UInt64) = (0, 0)
-        return try withUnsafeMutableBytes(of: &storage) { out in
-            out[0] = 0x69
-            withUnsafeBytes(of: raw) { for i in 0 ..< 8 { out[1 + i] = $0[i] } }
-            return try body(UnsafeRawBufferPointer(rebasing: out[0 ..< 9]))
-        }
-    }
-
-    /// The key whose engine key is `bytes`, or nil if they are not one.
-    init?(keyBytes bytes: [UInt8]) {
-        guard let kind = bytes.first else { return nil }
-        switch kind {
-        case 0x69 where bytes.count == 9:
-            var raw: UInt64 = 0
-            for byte in bytes[1...] { raw = raw << 8 | UInt64(byte) }
-            self = .int(Int64(bitPattern: raw ^ (1 << 63)))
-        case 0x73:
-            guard let text = String(validating: bytes[1...], as: UTF8.self) else { return nil }
-            self = .string(text)
-        case 0x75 where bytes.count == 17:
-            var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: bytes[1...]) }
-            self = .uuid(UUID(uuid: raw))
-        case 0x6F where bytes.count == 13:
-            self = .objectId(ObjectId(bytes: bytes[1...])!)
-        default: return nil
         }
     }
 
@@ -144,31 +80,5 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case let v as ObjectId: self = .objectId(v)
         default: return nil
         }
-    }
-}
-
-/// Engine keys for the values of an indexed property: same idea as primary keys, any field.
-enum IndexValueKey {
-    static func bytes(for value: FieldValue) -> [UInt8] {
-        var out: [UInt8]
-        switch value {
-        case .null: return [0x00]
-        case .bool(let b): return [0x62, b ? 1 : 0]
-        case .int(let v): return PrimaryKeyValue.int(v).keyBytes
-        case .string(let s): return PrimaryKeyValue.string(s).keyBytes
-        case .uuid(let u): return PrimaryKeyValue.uuid(u).keyBytes
-        // -0.0 == 0.0 (and two dates that differ only so are equal), so both index under the bits of 0.0.
-        case .double(let d): out = [0x64]; withUnsafeBytes(of: (d == 0 ? 0.0 : d).bitPattern.bigEndian) { out.append(contentsOf: $0) }
-        case .float(let f): out = [0x66]; withUnsafeBytes(of: Double(f == 0 ? 0 : f).bitPattern.bigEndian) { out.append(contentsOf: $0) }
-        case .date(let d):
-            let seconds = d.timeIntervalSinceReferenceDate
-            out = [0x74]; withUnsafeBytes(of: (seconds == 0 ? 0.0 : seconds).bitPattern.bigEndian) { out.append(contentsOf: $0) }
-        case .decimal(let d): out = [0x6E]; out.append(contentsOf: d.description.utf8)
-        case .data(let d): out = [0x78]; out.append(contentsOf: d)
-        case .link(let k): out = [0x6C]; out.append(contentsOf: k)
-        case .objectId(let id): return PrimaryKeyValue.objectId(id).keyBytes
-        case .list, .embedded, .map: out = [0x4C]; out.append(contentsOf: RowFormat.encode([value]))
-        }
-        return out
     }
 }

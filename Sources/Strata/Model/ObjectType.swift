@@ -106,16 +106,3 @@ final class ObjectType: @unchecked Sendable {
     }
 }
 
-/// A value behind a lock (pthread mutex; understood by ThreadSanitizer).
-final class Locked<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-}

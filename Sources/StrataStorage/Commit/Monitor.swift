@@ -86,15 +86,16 @@ func startThread(_ body: @escaping @Sendable () -> Void) -> Bool {
 
 /// A value behind a pthread mutex. Used instead of Synchronization.Mutex because
 /// ThreadSanitizer understands pthread mutexes, so `make tsan` checks the engine's real
-/// synchronisation rather than reporting false races.
-final class Locked<Value>: @unchecked Sendable {
+/// synchronisation rather than reporting false races. The object layer uses it too
+/// (`package`), so there is one such type.
+package final class Locked<Value>: @unchecked Sendable {
     private var value: Value
     private let monitor = Monitor()
 
-    init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 
     @inline(__always)
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+    package func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
         monitor.lock()
         defer { monitor.unlock() }
         return try body(&value)

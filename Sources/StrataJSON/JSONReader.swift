@@ -4,16 +4,16 @@
 
 import Foundation
 
-struct JSONReader {
+package struct JSONReader {
     /// Arrays and objects nested deeper than this are refused (no stack overflow on hostile input).
-    static let maxDepth = 512
+    package static let maxDepth = 512
     /// Containers up to this depth are read by recursion, deeper ones with an explicit
     /// stack: a few dozen frames at most, safe on small thread stacks even in debug builds.
-    static let recursionDepth = 32
+    package static let recursionDepth = 32
     /// Number literals longer than this many bytes are refused before `strtod` sees them.
     /// Every double's exact decimal expansion (at most 767 significant digits, plus the
     /// zeros of a subnormal) fits, so no literal a writer produces is refused.
-    static let maxNumberLength = 4096
+    package static let maxNumberLength = 4096
 
     private let bytes: UnsafeRawBufferPointer
     private var position = 0
@@ -45,7 +45,7 @@ struct JSONReader {
         self.recursionLimit = recursionLimit
     }
 
-    static func parse(_ bytes: UnsafeRawBufferPointer, recursionLimit: Int = recursionDepth) throws -> JSONValue {
+    package static func parse(_ bytes: UnsafeRawBufferPointer, recursionLimit: Int = recursionDepth) throws -> JSONValue {
         var reader = JSONReader(bytes, recursionLimit: recursionLimit)
         reader.skipWhitespace()
         let value = try reader.parseValue(depth: 0)
@@ -62,7 +62,7 @@ struct JSONReader {
     ///
     /// - Returns: false when there is no such array (the caller reports the shape).
     /// - Throws: ``JSONError`` for malformed JSON anywhere, or what `element` throws.
-    static func streamArray(_ bytes: UnsafeRawBufferPointer, envelope: String?, restart: () -> Void,
+    package static func streamArray(_ bytes: UnsafeRawBufferPointer, envelope: String?, restart: () -> Void,
                             element: (_ index: Int, _ value: JSONValue, _ size: Int) throws -> Void) throws -> Bool {
         var reader = JSONReader(bytes)
         reader.skipWhitespace()

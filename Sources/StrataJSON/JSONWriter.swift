@@ -2,11 +2,11 @@
 // (quote, backslash, control characters); doubles print in the shortest form that reads
 // back to the same bits; object keys are sorted so equal values give equal bytes.
 
-struct JSONWriter {
-    private(set) var bytes: [UInt8] = []
-    let pretty: Bool
+package struct JSONWriter {
+    package private(set) var bytes: [UInt8] = []
+    package let pretty: Bool
 
-    init(pretty: Bool) {
+    package init(pretty: Bool) {
         self.pretty = pretty
         bytes.reserveCapacity(1024)
     }
@@ -30,7 +30,7 @@ struct JSONWriter {
     /// Writes `value`, whose container (if any) is `depth` levels in. The first levels
     /// recurse; deeper ones go to ``writeDeep(_:depth:)``, which keeps its own stack, so no
     /// document needs more than a few dozen frames.
-    mutating func write(_ value: JSONValue, depth: Int) throws {
+    package mutating func write(_ value: JSONValue, depth: Int) throws {
         if depth >= JSONReader.recursionDepth {
             try writeDeep(value, depth: depth)
             return
@@ -71,7 +71,7 @@ struct JSONWriter {
 
     /// Writes `value` as ``write(_:depth:)`` does, following nesting with an explicit stack
     /// rather than recursion, so deep documents need no deep machine stack.
-    mutating func writeDeep(_ value: JSONValue, depth: Int) throws {
+    package mutating func writeDeep(_ value: JSONValue, depth: Int) throws {
         var open: [(items: Items, next: Int)] = []
         var current = value
         while true {
@@ -141,7 +141,7 @@ struct JSONWriter {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    mutating func writeString(_ string: String) {
+    package mutating func writeString(_ string: String) {
         bytes.append(UInt8(ascii: "\""))
         for byte in string.utf8 {
             switch byte {
