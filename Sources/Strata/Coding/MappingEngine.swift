@@ -317,60 +317,76 @@ struct MappingEngine {
     /// The field for a JSON value, or nil to leave the property alone.
     private func field(from value: JSONValue, property: PropertySchema, transformer: JSONValueTransformer?,
                        path: @autoclosure () -> String) throws -> FieldValue? {
-        if let transformer {
-            let converted: Any?
-            do {
-                converted = try transformer.forward(value)
-            } catch JSONMappingError.typeMismatch(let at, let expected, let found) where at.isEmpty {
-                // Ready-made transformers do not know where they are: name the path here.
-                if options.typeMismatchPolicy == .skip { return nil }
-                throw JSONMappingError.typeMismatch(path: path(), expected: expected, found: found)
-            }
-            if let json = converted as? JSONValue { return try field(from: json, property: property, transformer: nil, path: path()) }
-            do {
-                guard let realm else { return try FieldValue.converting(converted, to: property, context: path()) }
-                return try realm.field(for: converted, property: property, context: path())
-            } catch {
-                if options.typeMismatchPolicy == .skip { return nil }
-                throw error
-            }
-        }
-        if property.isMap {
-            if value == .null { return .map([:]) }
-            guard case .object(let members) = value else {
-                return try mismatch(path: path(), expected: "an object (\(property.typeDescription))", found: value) ? nil : nil
-            }
-            var element = property
-            element.isMap = false
-            var entries: [String: FieldValue] = [:]
-            for (key, item) in members {
-                if let problem = MapKeyRule.problem(key) {
-                    throw JSONMappingError.typeMismatch(path: "\(path()).\(key)", expected: "a map key without '.' or a leading '$'", found: problem)
-                }
-                guard let field = try field(from: item, property: element, transformer: nil, path: "\(path()).\(key)") else { continue }
-                entries[key] = field
-            }
-            return .map(entries)
-        }
+        if let transformer { return try transformedField(value, property: property, transformer: transformer, path: path()) }
+        if property.isMap { return try mapField(value, property: property, path: path()) }
         if value == .null {
             if property.isOptional || property.isList { return property.isList ? .list([]) : .null }
             if options.nullPolicy == .skip { return nil }
             throw JSONMappingError.nullValue(path: path(), property: property.name)
         }
-        if property.isList {
-            guard case .array(let elements) = value else {
-                return try mismatch(path: path(), expected: "an array", found: value) ? nil : nil
-            }
-            var element = property
-            element.isList = false
-            element.isSet = false
-            var items: [FieldValue] = []
-            for (position, item) in elements.enumerated() {
-                guard let field = try field(from: item, property: element, transformer: nil, path: "\(path())[\(position)]") else { continue }
-                items.append(field)
-            }
-            return .list(property.isSet ? items.distinctSetMembers() : items)
+        if property.isList { return try listField(value, property: property, path: path()) }
+        return try scalarField(value, property: property, path: path())
+    }
+
+    /// A value through a Realm+JSON transformer, then as a plain value of the property.
+    private func transformedField(_ value: JSONValue, property: PropertySchema, transformer: JSONValueTransformer,
+                                  path: @autoclosure () -> String) throws -> FieldValue? {
+        let converted: Any?
+        do {
+            converted = try transformer.forward(value)
+        } catch JSONMappingError.typeMismatch(let at, let expected, let found) where at.isEmpty {
+            // Ready-made transformers do not know where they are: name the path here.
+            if options.typeMismatchPolicy == .skip { return nil }
+            throw JSONMappingError.typeMismatch(path: path(), expected: expected, found: found)
         }
+        if let json = converted as? JSONValue { return try field(from: json, property: property, transformer: nil, path: path()) }
+        do {
+            guard let realm else { return try FieldValue.converting(converted, to: property, context: path()) }
+            return try realm.field(for: converted, property: property, context: path())
+        } catch {
+            if options.typeMismatchPolicy == .skip { return nil }
+            throw error
+        }
+    }
+
+    /// A map property from a JSON object (null: empty), Realm's key rule checked.
+    private func mapField(_ value: JSONValue, property: PropertySchema, path: @autoclosure () -> String) throws -> FieldValue? {
+        if value == .null { return .map([:]) }
+        guard case .object(let members) = value else {
+            return try mismatch(path: path(), expected: "an object (\(property.typeDescription))", found: value) ? nil : nil
+        }
+        var element = property
+        element.isMap = false
+        var entries: [String: FieldValue] = [:]
+        for (key, item) in members {
+            if let problem = MapKeyRule.problem(key) {
+                throw JSONMappingError.typeMismatch(path: "\(path()).\(key)", expected: "a map key without '.' or a leading '$'", found: problem)
+            }
+            guard let field = try field(from: item, property: element, transformer: nil, path: "\(path()).\(key)") else { continue }
+            entries[key] = field
+        }
+        return .map(entries)
+    }
+
+    /// A list or set property from a JSON array (a set keeps distinct elements).
+    private func listField(_ value: JSONValue, property: PropertySchema, path: @autoclosure () -> String) throws -> FieldValue? {
+        guard case .array(let elements) = value else {
+            return try mismatch(path: path(), expected: "an array", found: value) ? nil : nil
+        }
+        var element = property
+        element.isList = false
+        element.isSet = false
+        var items: [FieldValue] = []
+        for (position, item) in elements.enumerated() {
+            guard let field = try field(from: item, property: element, transformer: nil, path: "\(path())[\(position)]") else { continue }
+            items.append(field)
+        }
+        return .list(property.isSet ? items.distinctSetMembers() : items)
+    }
+
+    /// One value of a property's scalar kind (not null), converted as the type-mismatch
+    /// policy allows.
+    private func scalarField(_ value: JSONValue, property: PropertySchema, path: @autoclosure () -> String) throws -> FieldValue? {
         let coerce = options.typeMismatchPolicy == .coerce
         func fail() throws -> FieldValue? {
             try mismatch(path: path(), expected: Self.expectedName(property), found: value) ? nil : nil
@@ -384,24 +400,7 @@ struct MappingEngine {
             default: return try fail()
             }
         case .int, .int8, .int16, .int32, .int64:
-            var number: Int64?
-            switch value {
-            case .int(let i): number = i
-            case .double(let d) where coerce: number = Int64(exactly: d)
-            case .string(let s) where coerce: number = Int64(s.trimmingCharacters(in: .whitespaces))
-            case .bool(let b) where coerce: number = b ? 1 : 0
-            default: number = nil
-            }
-            guard let number else { return try fail() }
-            let fits: Bool
-            switch property.kind {
-            case .int8: fits = Int8(exactly: number) != nil
-            case .int16: fits = Int16(exactly: number) != nil
-            case .int32: fits = Int32(exactly: number) != nil
-            default: fits = true
-            }
-            guard fits else { throw JSONMappingError.typeMismatch(path: path(), expected: Self.expectedName(property), found: "\(number), out of range") }
-            return .int(number)
+            return try integerField(value, property: property, coerce: coerce, path: path()) ?? fail()
         case .double, .float:
             var number: Double?
             switch value {
@@ -422,15 +421,7 @@ struct MappingEngine {
             default: return try fail()
             }
         case .decimal:
-            switch value {
-            case .int(let i): return .decimal(Decimal(i))
-            case .double(let d):
-                if let decimal = Decimal(string: String(d), locale: nil) ?? Decimal(converting: d), !decimal.isNaN { return .decimal(decimal) }
-                throw JSONMappingError.typeMismatch(path: path(), expected: Self.expectedName(property), found: "\(d), out of range")
-            case .string(let s): if let d = Decimal(string: s, locale: nil), !d.isNaN { return .decimal(d) }
-            default: break
-            }
-            return try fail()
+            return try decimalField(value, property: property, path: path()) ?? fail()
         case .uuid:
             if case .string(let s) = value, let uuid = UUID(uuidString: s) { return .uuid(uuid) }
             return try fail()
@@ -438,19 +429,7 @@ struct MappingEngine {
             if case .string(let s) = value, let data = Data(base64Encoded: s) { return .data(data) }
             return try fail()
         case .date:
-            if case .string(let s) = value {
-                if let formatter = options.dateFormatter {
-                    if let date = datePattern?.date(from: s) ?? formatter.date(from: s) { return .date(date) }
-                } else if let date = Self.iso8601(s) {
-                    return .date(date)
-                }
-                if coerce, let date = Self.iso8601(s) { return .date(date) }
-            }
-            if coerce {
-                if case .int(let i) = value { return .date(Date(timeIntervalSince1970: Double(i))) }
-                if case .double(let d) = value { return .date(Date(timeIntervalSince1970: d)) }
-            }
-            return try fail()
+            return try dateField(value, coerce: coerce) ?? fail()
         case .column:
             // A ColumnJSONCodable property reads the nested JSON; other column types a scalar.
             switch value {
@@ -467,6 +446,57 @@ struct MappingEngine {
         case .object, .embedded, .linkingObjects:
             return try fail()
         }
+    }
+
+    /// An integer property's value, nil if the JSON is no integer (under the policy); out of
+    /// the property's width is an error whatever the policy.
+    private func integerField(_ value: JSONValue, property: PropertySchema, coerce: Bool,
+                              path: @autoclosure () -> String) throws -> FieldValue? {
+        let number: Int64?
+        switch value {
+        case .int(let i): number = i
+        case .double(let d) where coerce: number = Int64(exactly: d)
+        case .string(let s) where coerce: number = Int64(s.trimmingCharacters(in: .whitespaces))
+        case .bool(let b) where coerce: number = b ? 1 : 0
+        default: number = nil
+        }
+        guard let number else { return nil }
+        guard property.kind.fits(number) else {
+            throw JSONMappingError.typeMismatch(path: path(), expected: Self.expectedName(property), found: "\(number), out of range")
+        }
+        return .int(number)
+    }
+
+    /// A decimal property's value from a number or a numeric string; nil for anything else.
+    private func decimalField(_ value: JSONValue, property: PropertySchema, path: @autoclosure () -> String) throws -> FieldValue? {
+        switch value {
+        case .int(let i): return .decimal(Decimal(i))
+        case .double(let d):
+            if let decimal = Decimal(string: String(d), locale: nil) ?? Decimal(converting: d), !decimal.isNaN { return .decimal(decimal) }
+            throw JSONMappingError.typeMismatch(path: path(), expected: Self.expectedName(property), found: "\(d), out of range")
+        case .string(let s):
+            if let d = Decimal(string: s, locale: nil), !d.isNaN { return .decimal(d) }
+            return nil
+        default: return nil
+        }
+    }
+
+    /// A date from a string in the coder's format (ISO 8601 without one), or under
+    /// `.coerce` from ISO 8601 text or epoch seconds; nil otherwise.
+    private func dateField(_ value: JSONValue, coerce: Bool) -> FieldValue? {
+        if case .string(let s) = value {
+            if let formatter = options.dateFormatter {
+                if let date = datePattern?.date(from: s) ?? formatter.date(from: s) { return .date(date) }
+            } else if let date = Self.iso8601(s) {
+                return .date(date)
+            }
+            if coerce, let date = Self.iso8601(s) { return .date(date) }
+        }
+        if coerce {
+            if case .int(let i) = value { return .date(Date(timeIntervalSince1970: Double(i))) }
+            if case .double(let d) = value { return .date(Date(timeIntervalSince1970: d)) }
+        }
+        return nil
     }
 
     static func expectedName(_ property: PropertySchema) -> String {

@@ -8,133 +8,153 @@ extension FieldValue {
     /// With `lenient` (migrations changing a property's type), numbers and text also convert
     /// into each other through their decimal representation.
     static func converting(_ value: Any?, to property: PropertySchema, context: String, lenient: Bool = false) throws -> FieldValue {
-        if property.isMap {
-            guard let value = unwrap(value) else { return .map([:]) }
-            if let field = value as? FieldValue, case .map = field { return field }
-            let items: [String: Any?]
-            if let map = value as? _ListBase, let plain = map._anyValue as? [String: Any?] { items = plain }
-            else if let dictionary = value as? [String: Any?] { items = dictionary }
-            else if let dictionary = value as? [String: Any] { items = dictionary.mapValues { $0 } }
-            else { throw RealmError.invalidValue("\(context) is a map; got \(type(of: value))") }
-            var element = property
-            element.isMap = false
-            var entries: [String: FieldValue] = [:]
-            for (key, item) in items {
-                try MapKeyRule.check(key, context: context)
-                entries[key] = try converting(item, to: element, context: "\(context)[\(key)]", lenient: lenient)
-            }
-            return .map(entries)
-        }
+        if property.isMap { return try convertingMap(value, to: property, context: context, lenient: lenient) }
         if property.kind == .linkingObjects {
             throw RealmError.invalidValue("\(context) is linking objects, which are read-only: they list the objects that link here")
         }
-        if property.isList {
-            guard let value = unwrap(value) else { return .list([]) }
-            if let field = value as? FieldValue, case .list(let items) = field { return .list(property.isSet ? items.distinctSetMembers() : items) }
-            let items = try items(of: value, context: "\(context) is a list")
-            var element = property
-            element.isList = false
-            element.isSet = false
-            let converted = try items.enumerated().map { try converting($1, to: element, context: "\(context)[\($0)]", lenient: lenient) }
-            // A set keeps the first of each group of equal elements.
-            return .list(property.isSet ? converted.distinctSetMembers() : converted)
-        }
+        if property.isList { return try convertingList(value, to: property, context: context, lenient: lenient) }
         guard let value = unwrap(value) else {
             if property.isOptional || property.kind == .object { return .null }
             throw RealmError.invalidValue("\(context) is not optional; nil is not allowed")
         }
         if let field = value as? FieldValue { return field }
-        func mismatch() -> RealmError {
-            RealmError.invalidValue("\(context) expects \(property.typeDescription); got \(type(of: value)) \(String(describing: value).prefix(60))")
-        }
         if property.kind != .object, let persistable = value as? any _PersistableValue,
            type(of: persistable)._propertyKind == property.kind || (property.kind == .column && type(of: persistable)._typeName == property.objectClassName) {
             return try persistable._field(in: nil)
         }
+        if let field = try convertingScalar(value, to: property, context: context, lenient: lenient) { return field }
+        throw RealmError.invalidValue("\(context) expects \(property.typeDescription); got \(type(of: value)) \(String(describing: value).prefix(60))")
+    }
+
+    /// A map property's value from a dictionary, a `Map` or a map field (nil: empty).
+    private static func convertingMap(_ value: Any?, to property: PropertySchema, context: String, lenient: Bool) throws -> FieldValue {
+        guard let value = unwrap(value) else { return .map([:]) }
+        if let field = value as? FieldValue, case .map = field { return field }
+        let items: [String: Any?]
+        if let map = value as? _ListBase, let plain = map._anyValue as? [String: Any?] { items = plain }
+        else if let dictionary = value as? [String: Any?] { items = dictionary }
+        else if let dictionary = value as? [String: Any] { items = dictionary.mapValues { $0 } }
+        else { throw RealmError.invalidValue("\(context) is a map; got \(type(of: value))") }
+        var element = property
+        element.isMap = false
+        var entries: [String: FieldValue] = [:]
+        for (key, item) in items {
+            try MapKeyRule.check(key, context: context)
+            entries[key] = try converting(item, to: element, context: "\(context)[\(key)]", lenient: lenient)
+        }
+        return .map(entries)
+    }
+
+    /// A list or set property's value from an array, a `List`/`MutableSet` or a list field
+    /// (nil: empty). A set keeps the first of each group of equal elements.
+    private static func convertingList(_ value: Any?, to property: PropertySchema, context: String, lenient: Bool) throws -> FieldValue {
+        guard let value = unwrap(value) else { return .list([]) }
+        if let field = value as? FieldValue, case .list(let items) = field { return .list(property.isSet ? items.distinctSetMembers() : items) }
+        let items = try items(of: value, context: "\(context) is a list")
+        var element = property
+        element.isList = false
+        element.isSet = false
+        let converted = try items.enumerated().map { try converting($1, to: element, context: "\(context)[\($0)]", lenient: lenient) }
+        return .list(property.isSet ? converted.distinctSetMembers() : converted)
+    }
+
+    /// One plain Swift value of a scalar property; nil if its type does not convert.
+    private static func convertingScalar(_ value: Any, to property: PropertySchema, context: String, lenient: Bool) throws -> FieldValue? {
         switch property.kind {
         case .bool:
-            if let v = value as? Bool { return .bool(v) }
+            return (value as? Bool).map(FieldValue.bool)
         case .int, .int8, .int16, .int32, .int64:
-            let wide: Int64?
-            switch value {
-            case let v as any BinaryInteger: wide = Int64(exactly: v)
-            case let v as Double: wide = Int64(exactly: v)
-            case let v as Float: wide = Int64(exactly: v)
-            case let v as String: wide = Int64(v)
-            case let v as any RawRepresentable: wide = (v.rawValue as? any BinaryInteger).flatMap { Int64(exactly: $0) }
-            default: wide = nil
-            }
-            guard let wide else { throw mismatch() }
-            let fits: Bool
-            switch property.kind {
-            case .int8: fits = Int8(exactly: wide) != nil
-            case .int16: fits = Int16(exactly: wide) != nil
-            case .int32: fits = Int32(exactly: wide) != nil
-            default: fits = true
-            }
-            guard fits else { throw RealmError.invalidValue("\(context): \(wide) does not fit \(property.typeDescription)") }
-            return .int(wide)
+            return try convertingInteger(value, to: property, context: context)
         case .double:
             switch value {
             case let v as Double: return .double(v)
             case let v as Float: return .double(Double(v))
             case let v as any BinaryInteger: return .double(Double(v))
             case let v as Decimal: return .double(NSDecimalNumber(decimal: v).doubleValue)
-            case let v as String where lenient: if let d = Double(v) { return .double(d) }
-            default: break
+            case let v as String where lenient: return Double(v).map(FieldValue.double)
+            default: return nil
             }
         case .float:
             switch value {
             case let v as Float: return .float(v)
             case let v as Double: return .float(Float(v))
             case let v as any BinaryInteger: return .float(Float(v))
-            default: break
+            default: return nil
             }
         case .string:
-            switch value {
-            case let v as String: return .string(v)
-            case let v as Substring: return .string(String(v))
-            case let v as any RawRepresentable: if let raw = v.rawValue as? String { return .string(raw) }
-            case let v as any BinaryInteger where lenient: return .string(String(describing: v))
-            case let v as Double where lenient: return .string(String(v))
-            case let v as Decimal where lenient: return .string(v.description)
-            case let v as Bool where lenient: return .string(String(v))
-            default: break
-            }
+            return convertingText(value, lenient: lenient)
         case .data:
             switch value {
             case let v as Data: return .data(v)
             case let v as [UInt8]: return .data(Data(v))
-            default: break
+            default: return nil
             }
         case .date:
-            if let v = value as? Date { return .date(v) }
+            return (value as? Date).map(FieldValue.date)
         case .uuid:
             if let v = value as? UUID { return .uuid(v) }
-            if let v = value as? String, let uuid = UUID(uuidString: v) { return .uuid(uuid) }
+            return (value as? String).flatMap(UUID.init(uuidString:)).map(FieldValue.uuid)
         case .objectId:
             if let v = value as? ObjectId { return .objectId(v) }
             if let v = value as? String { return .objectId(try ObjectId(string: v)) }
+            return nil
         case .decimal:
-            switch value {
-            case let v as Decimal: return .decimal(v)
-            case let v as any BinaryInteger: if let wide = Int64(exactly: v) { return .decimal(Decimal(wide)) }
-            case let v as Double:
-                guard let d = Decimal(converting: v) else {
-                    throw RealmError.invalidValue("\(context): the Double \(v) cannot be a Decimal (\(Decimal.conversionRange))")
-                }
-                return .decimal(d)
-            case let v as String: if let d = Decimal(string: v, locale: nil), !d.isNaN { return .decimal(d) }
-            default: break
-            }
+            return try convertingDecimal(value, context: context)
         case .column:
-            if let v = value as? Value { return FieldValue(columnValue: v) }
+            return (value as? Value).map(FieldValue.init(columnValue:))
         case .object:
-            if let key = value as? [UInt8] { return .link(key) }
+            return (value as? [UInt8]).map(FieldValue.link)
         case .embedded, .linkingObjects:
-            break
+            return nil
         }
-        throw mismatch()
+    }
+
+    /// An integer of any width, an exact double, a numeric string or an integer-backed enum;
+    /// nil if `value` is none of these, an error if it does not fit the property's width.
+    private static func convertingInteger(_ value: Any, to property: PropertySchema, context: String) throws -> FieldValue? {
+        let wide: Int64?
+        switch value {
+        case let v as any BinaryInteger: wide = Int64(exactly: v)
+        case let v as Double: wide = Int64(exactly: v)
+        case let v as Float: wide = Int64(exactly: v)
+        case let v as String: wide = Int64(v)
+        case let v as any RawRepresentable: wide = (v.rawValue as? any BinaryInteger).flatMap { Int64(exactly: $0) }
+        default: wide = nil
+        }
+        guard let wide else { return nil }
+        guard property.kind.fits(wide) else { throw RealmError.invalidValue("\(context): \(wide) does not fit \(property.typeDescription)") }
+        return .int(wide)
+    }
+
+    /// Text, a string-backed enum, or (lenient) a number or Bool as its decimal text.
+    private static func convertingText(_ value: Any, lenient: Bool) -> FieldValue? {
+        switch value {
+        case let v as String: return .string(v)
+        case let v as Substring: return .string(String(v))
+        case let v as any RawRepresentable: return (v.rawValue as? String).map(FieldValue.string)
+        case let v as any BinaryInteger where lenient: return .string(String(describing: v))
+        case let v as Double where lenient: return .string(String(v))
+        case let v as Decimal where lenient: return .string(v.description)
+        case let v as Bool where lenient: return .string(String(v))
+        default: return nil
+        }
+    }
+
+    /// A Decimal, an integer, a Double inside Decimal's range, or a numeric string.
+    private static func convertingDecimal(_ value: Any, context: String) throws -> FieldValue? {
+        switch value {
+        case let v as Decimal: return .decimal(v)
+        case let v as any BinaryInteger: return Int64(exactly: v).map { .decimal(Decimal($0)) }
+        case let v as Double:
+            guard let d = Decimal(converting: v) else {
+                throw RealmError.invalidValue("\(context): the Double \(v) cannot be a Decimal (\(Decimal.conversionRange))")
+            }
+            return .decimal(d)
+        case let v as String:
+            guard let d = Decimal(string: v, locale: nil), !d.isNaN else { return nil }
+            return .decimal(d)
+        default: return nil
+        }
     }
 
     /// The elements of a plain collection value (an array, or a `List`/`MutableSet`), or an

@@ -30,6 +30,19 @@ public enum PropertyKind: String, Codable, Sendable, Hashable {
     case linkingObjects
 }
 
+extension PropertyKind {
+    /// Whether `value` fits the integer width this kind stores (any value for the other
+    /// kinds): the one range rule of conversions from JSON and from Swift values.
+    func fits(_ value: Int64) -> Bool {
+        switch self {
+        case .int8: Int8(exactly: value) != nil
+        case .int16: Int16(exactly: value) != nil
+        case .int32: Int32(exactly: value) != nil
+        default: true
+        }
+    }
+}
+
 /// One property of an object type.
 public struct PropertySchema: Codable, Sendable, Hashable, CustomStringConvertible {
     /// The property's name as declared (without the wrapper's underscore).
