@@ -177,16 +177,20 @@ final class PropertyTypesTests: RealmTestCase {
         let realm = try openRealm()
         try realm.write {
             XCTAssertThrowsError(try realm.create(AllTypes.self, value: ["key": 1, "int8": 300])) { error in
-                XCTAssertEqual("\(error)", "invalid value: AllTypes.int8: 300 does not fit int8")
+                XCTAssertEqual(error as? RealmError, .typeMismatch(property: "AllTypes.int8", expected: "int8", found: "300, out of range"))
+                XCTAssertEqual("\(error)", "invalid value: AllTypes.int8 expects int8; got 300, out of range")
             }
             XCTAssertThrowsError(try realm.create(AllTypes.self, value: ["key": 2, "string": 5])) { error in
+                XCTAssertEqual(error as? RealmError, .typeMismatch(property: "AllTypes.string", expected: "string", found: "Int 5"))
                 XCTAssertEqual("\(error)", "invalid value: AllTypes.string expects string; got Int 5")
             }
             XCTAssertThrowsError(try realm.create(AllTypes.self, value: ["key": 3, "nope": 5])) { error in
+                XCTAssertEqual(error as? RealmError, .unknownProperty(type: "AllTypes", property: "nope"))
                 XCTAssertEqual("\(error)", "invalid value: AllTypes has no property 'nope'")
             }
             XCTAssertThrowsError(try realm.create(AllTypes.self, value: ["string": "x"])) { error in
-                XCTAssertEqual("\(error)", "invalid value: create(AllTypes): the value has no primary key 'key'")
+                XCTAssertEqual(error as? RealmError, .missingPrimaryKey(type: "AllTypes", property: "key"))
+                XCTAssertEqual("\(error)", "invalid value: AllTypes needs its primary key 'key'")
             }
         }
     }

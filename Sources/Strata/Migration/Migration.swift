@@ -277,7 +277,7 @@ public final class Migration {
                 }
                 var fields = type.properties.map(FieldValue.zero)
                 for (name, nested) in values {
-                    guard let index = type.index(of: name) else { throw RealmError.invalidValue("\(context): \(type.className) has no property '\(name)'") }
+                    guard let index = type.index(of: name) else { throw RealmError.unknownProperty(type: type.className, property: name) }
                     fields[index] = try field(for: nested, property: type.properties[index], context: "\(context).\(name)")
                 }
                 return .embedded(fields)

@@ -113,7 +113,7 @@ open class Object: CustomStringConvertible {
     public func value(forProperty name: String) throws -> Any? {
         let info = ObjectType.info(for: type(of: self))
         guard let index = info.schema.index(of: name) else {
-            throw RealmError.invalidValue("\(Self.className) has no property '\(name)'")
+            throw RealmError.unknownProperty(type: Self.className, property: name)
         }
         guard let state = _state else { return self[name] }
         try state.realm.checkThread()

@@ -405,7 +405,7 @@ extension Realm {
         let key: [UInt8]
         if let index = bound.primaryKeyIndex {
             guard case .value(let field) = object._slots[index], let value = PrimaryKeyValue(field: field) else {
-                throw RealmError.invalidValue("\(bound.className).\(bound.schema.properties[index].name) has no valid primary key")
+                throw RealmError.missingPrimaryKey(type: bound.className, property: bound.schema.properties[index].name)
             }
             key = value.keyBytes
         } else {
@@ -512,14 +512,14 @@ extension Realm {
             throw RealmError.invalidValue("create(\(bound.className)): expected a dictionary, an array or an object, got \(Swift.type(of: value))")
         }
         for name in values.keys where bound.schema.index(of: name) == nil {
-            throw RealmError.invalidValue("\(bound.className) has no property '\(name)'")
+            throw RealmError.unknownProperty(type: bound.className, property: name)
         }
         let key: [UInt8]
         if let index = bound.primaryKeyIndex {
             let property = properties[index]
             guard let given = values[property.name], let raw = given,
                   let primaryKey = PrimaryKeyValue(field: try FieldValue.converting(raw, to: property, context: "\(bound.className).\(property.name)")) else {
-                throw RealmError.invalidValue("create(\(bound.className)): the value has no primary key '\(property.name)'")
+                throw RealmError.missingPrimaryKey(type: bound.className, property: property.name)
             }
             key = primaryKey.keyBytes
         } else {
@@ -597,7 +597,7 @@ extension Realm {
                 var fields = target.constantInitialFields ?? BoundType.initialFields(of: target.info.type)
                 for (name, item) in dictionary {
                     guard let index = target.schema.index(of: name) else {
-                        throw RealmError.invalidValue("\(context): \(target.className) has no property '\(name)'")
+                        throw RealmError.unknownProperty(type: target.className, property: name)
                     }
                     fields[index] = try field(for: item, property: target.schema.properties[index], context: "\(context).\(name)")
                 }

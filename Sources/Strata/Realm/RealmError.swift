@@ -18,8 +18,18 @@ public enum RealmError: Error, Sendable, Equatable, CustomStringConvertible {
     case alreadyInWriteTransaction
     /// The object was deleted or belongs to another realm.
     case invalidObject(String)
-    /// A value does not fit the property it was given for.
+    /// A value does not fit the property it was given for, in a way the cases below do not
+    /// name (a malformed collection, a Double outside Decimal's range, a row too large …).
     case invalidValue(String)
+    /// A property name the type does not have (`create(value:)`, `object["name"]`,
+    /// `value(forProperty:)`, a migration's dictionaries).
+    case unknownProperty(type: String, property: String)
+    /// `create(value:)` or `add` of an object without the primary key its type needs.
+    case missingPrimaryKey(type: String, property: String)
+    /// A value of a type the property cannot hold, or out of its range: `property` says
+    /// where (`User.rank`, `User.tags[2]`), `expected` the property's type, `found` what was
+    /// given (`Int 5`, `300, out of range`, `nil`).
+    case typeMismatch(property: String, expected: String, found: String)
     /// A `ColumnDecodable` type could not be built from what the store holds.
     case columnDecodingFailed(type: String, object: String, property: String)
     /// The type is not part of this realm's schema.
@@ -57,6 +67,9 @@ public enum RealmError: Error, Sendable, Equatable, CustomStringConvertible {
         case .alreadyInWriteTransaction: return "The Realm is already in a write transaction"
         case .invalidObject(let reason): return "invalid object: \(reason)"
         case .invalidValue(let reason): return "invalid value: \(reason)"
+        case .unknownProperty(let type, let property): return "invalid value: \(type) has no property '\(property)'"
+        case .missingPrimaryKey(let type, let property): return "invalid value: \(type) needs its primary key '\(property)'"
+        case .typeMismatch(let property, let expected, let found): return "invalid value: \(property) expects \(expected); got \(found)"
         case .columnDecodingFailed(let type, let object, let property):
             return "\(type) could not be decoded from the value stored in \(object).\(property)"
         case .unknownType(let name): return "Object type '\(name)' is not managed by this Realm; add it to Configuration.objectTypes"

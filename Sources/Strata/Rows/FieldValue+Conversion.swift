@@ -15,7 +15,7 @@ extension FieldValue {
         if property.isList { return try convertingList(value, to: property, context: context, lenient: lenient) }
         guard let value = unwrap(value) else {
             if property.isOptional || property.kind == .object { return .null }
-            throw RealmError.invalidValue("\(context) is not optional; nil is not allowed")
+            throw RealmError.typeMismatch(property: context, expected: property.typeDescription, found: "nil")
         }
         if let field = value as? FieldValue { return field }
         if property.kind != .object, let persistable = value as? any _PersistableValue,
@@ -23,7 +23,8 @@ extension FieldValue {
             return try persistable._field(in: nil)
         }
         if let field = try convertingScalar(value, to: property, context: context, lenient: lenient) { return field }
-        throw RealmError.invalidValue("\(context) expects \(property.typeDescription); got \(type(of: value)) \(String(describing: value).prefix(60))")
+        throw RealmError.typeMismatch(property: context, expected: property.typeDescription,
+                                      found: "\(type(of: value)) \(String(describing: value).prefix(60))")
     }
 
     /// A map property's value from a dictionary, a `Map` or a map field (nil: empty).
@@ -122,7 +123,9 @@ extension FieldValue {
         default: wide = nil
         }
         guard let wide else { return nil }
-        guard property.kind.fits(wide) else { throw RealmError.invalidValue("\(context): \(wide) does not fit \(property.typeDescription)") }
+        guard property.kind.fits(wide) else {
+            throw RealmError.typeMismatch(property: context, expected: property.typeDescription, found: "\(wide), out of range")
+        }
         return .int(wide)
     }
 
