@@ -37,6 +37,43 @@ struct SegmentSpace: Sendable, Equatable {
     var reliesOn: UInt64 = 0
 }
 
+extension PublishedState {
+    /// Checks the space accounting against the index (tests call it after writes and
+    /// compactions): every entry points into a segment the accounting and the directory
+    /// know, each segment's `liveBytes` is the total size of the records the index points
+    /// at in it and never exceeds its `diskBytes`, and exactly one segment — the active
+    /// one — is unsealed. Returns the first violation, or nil.
+    func checkInvariants() -> String? {
+        var live: [UInt32: Int] = [:]
+        var unknown: UInt32?
+        for (_, index) in directory.tables {
+            index.forEachLocation { location in
+                if space[location.segment] == nil || directory.segment(location.segment) == nil { unknown = location.segment }
+                live[location.segment, default: 0] += Int(location.size)
+            }
+        }
+        if let unknown { return "the index points into segment \(unknown), which the accounting or the directory does not know" }
+        for (number, segment) in space.sorted(by: { $0.key < $1.key }) {
+            if segment.liveBytes != live[number, default: 0] {
+                return "segment \(number): liveBytes \(segment.liveBytes), but the index points at \(live[number, default: 0]) bytes in it"
+            }
+            if segment.liveBytes > segment.diskBytes { return "segment \(number): \(segment.liveBytes) live bytes of \(segment.diskBytes)" }
+        }
+        let unsealed = space.filter { !$0.value.sealed }.map(\.key)
+        if unsealed.count != 1 || unsealed.first != directory.active?.id {
+            return "unsealed segments \(unsealed.sorted()), active segment \(directory.active.map { "\($0.id)" } ?? "none")"
+        }
+        return nil
+    }
+}
+
+extension Store {
+    /// The published state's invariants (``PublishedState/checkInvariants()``), for tests.
+    func checkInvariants() -> String? {
+        publishedLock.withLock { $0 }.checkInvariants()
+    }
+}
+
 /// What readers see: the newest published index and the space accounting that goes with
 /// it. Immutable, so a reader takes it with one reference under `publishedLock` and then
 /// reads without any lock.

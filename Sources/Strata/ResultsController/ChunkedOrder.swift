@@ -57,6 +57,7 @@ struct ChunkedOrder {
         chunks[chunk].remove(at: offset)
         if chunks[chunk].isEmpty { chunks.remove(at: chunk) }
         count -= 1
+        assert(count >= 0 && (chunk >= chunks.count || !chunks[chunk].isEmpty), "ChunkedOrder.remove left an empty chunk")
     }
 
     mutating func insert(_ key: ObjectKey, at position: Int) {
@@ -74,6 +75,20 @@ struct ChunkedOrder {
             chunks.insert(tail, at: chunk + 1)
         }
         count += 1
+        assert(chunks[chunk].count <= Self.chunkLimit, "ChunkedOrder.insert left chunk \(chunk) over the limit")
+    }
+
+    /// Checks the structure (tests call it after mutations; debug builds check the chunk a
+    /// mutation touched): no empty chunk, none over `chunkLimit`, `count` their total.
+    /// Returns the first violation, or nil.
+    func checkInvariants() -> String? {
+        var total = 0
+        for (index, chunk) in chunks.enumerated() {
+            if chunk.isEmpty { return "chunk \(index) is empty" }
+            if chunk.count > Self.chunkLimit { return "chunk \(index) holds \(chunk.count) keys, over \(Self.chunkLimit)" }
+            total += chunk.count
+        }
+        return total == count ? nil : "count is \(count) but the chunks hold \(total) keys"
     }
 
     /// The first position whose key does not satisfy `before` (keys must be partitioned:
