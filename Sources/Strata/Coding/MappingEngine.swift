@@ -531,12 +531,31 @@ struct MappingEngine {
     mutating func apply() throws {
         guard let realm, let write = realm.writeState else { throw RealmError.notInWriteTransaction }
         write.rows.reserveCapacity(write.rows.count + drafts.count)
-        // Identity look-ups for mappings whose identity is not the schema's primary key:
-        // one scan per type per payload.
+        let merged = try mergeTargets(realm: realm)
+        // 1. Every draft's key first, so links can be written in any order (a payload's
+        //    duplicates may link children read after the draft they merge into).
         var byIdentity: [String: [FieldValue: [UInt8]]] = [:]
-        // objectMerge: a linked object without identity merges into the object the parent
-        // already links to, so it takes that object's key.
-        var mergeTargets: [ObjectIdentifier: [UInt8]] = [:]
+        for draft in drafts {
+            // Embedded objects have no key: they are written inside their parent's row.
+            if draft.mapping.info.schema.isEmbedded { continue }
+            draft.key = try merged[ObjectIdentifier(draft)] ?? key(of: draft, byIdentity: &byIdentity, realm: realm, write: write)
+        }
+        for draft in drafts {
+            // Named only by weak relationships: bound to if it exists, never created.
+            guard !draft.onlyWeak, let key = draft.key else { continue }
+            try writeDraft(draft, key: key, realm: realm, write: write)
+        }
+        // Everything is written: only the drafts the caller holds (for their objects) are still
+        // needed, so the rest goes before the commit builds its change sets.
+        known = [:]
+        drafts = []
+        locations.removeAll()
+    }
+
+    /// objectMerge: a linked object without identity merges into the object the parent
+    /// already links to, so it takes that object's key. By draft.
+    private func mergeTargets(realm: Realm) throws -> [ObjectIdentifier: [UInt8]] {
+        var targets: [ObjectIdentifier: [UInt8]] = [:]
         for draft in drafts {
             let bound = try realm.boundType(for: draft.mapping.type)
             guard let identity = draft.identity, draft.mapping.identityIndex == bound.primaryKeyIndex,
@@ -545,115 +564,111 @@ struct MappingEngine {
                 guard case .one(let child?) = link, child.identity == nil,
                       case .relationship(_, .objectMerge, _)? = draft.mapping.rules.first(where: { $0.index == index })?.kind,
                       case .link(let current)? = realm.currentField(bound: bound, key: parentKey, index: index) else { continue }
-                mergeTargets[ObjectIdentifier(child)] = current
+                targets[ObjectIdentifier(child)] = current
             }
         }
-        // 1. Every draft's key first, so links can be written in any order (a payload's
-        //    duplicates may link children read after the draft they merge into).
-        for draft in drafts {
-            let mapping = draft.mapping
-            // Embedded objects have no key: they are written inside their parent's row.
-            if mapping.info.schema.isEmbedded { continue }
-            let bound = try realm.boundType(for: mapping.type)
-            let key: [UInt8]
-            if let merged = mergeTargets[ObjectIdentifier(draft)] {
-                key = merged
-            } else if let identity = draft.identity, mapping.identityIndex == bound.primaryKeyIndex {
-                guard let primaryKey = PrimaryKeyValue(field: identity) else {
-                    throw JSONMappingError.typeMismatch(path: path(of: draft), expected: "a primary key", found: "\(identity)")
-                }
-                key = primaryKey.keyBytes
-            } else if let identity = draft.identity, let index = mapping.identityIndex {
-                if byIdentity[mapping.className] == nil {
-                    var table: [FieldValue: [UInt8]] = [:]
-                    for object in Results<Object>(realm: realm, bound: bound) {
-                        if let state = object._state { table[state.field(index)] = state.key }
-                    }
-                    byIdentity[mapping.className] = table
-                }
-                if let existing = byIdentity[mapping.className]![identity] {
-                    key = existing
-                } else {
-                    key = PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes
-                    byIdentity[mapping.className]![identity] = key
-                }
-            } else {
-                key = bound.primaryKeyIndex == nil ? PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes : []
-                if key.isEmpty {
-                    throw JSONMappingError.missingPrimaryKey(path: path(of: draft), type: mapping.className,
-                                                             property: bound.schema.properties[bound.primaryKeyIndex!].name)
-                }
+        return targets
+    }
+
+    /// A draft's engine key: its primary key, the key of the stored object with the same
+    /// identity value (a mapping whose identity is not the primary key: one scan per type
+    /// per payload, in `byIdentity`), or a new hidden id.
+    private func key(of draft: Draft, byIdentity: inout [String: [FieldValue: [UInt8]]], realm: Realm,
+                     write: WriteState) throws -> [UInt8] {
+        let mapping = draft.mapping
+        let bound = try realm.boundType(for: mapping.type)
+        if let identity = draft.identity, mapping.identityIndex == bound.primaryKeyIndex {
+            guard let primaryKey = PrimaryKeyValue(field: identity) else {
+                throw JSONMappingError.typeMismatch(path: path(of: draft), expected: "a primary key", found: "\(identity)")
             }
-            draft.key = key
+            return primaryKey.keyBytes
         }
-        for draft in drafts {
-            // Named only by weak relationships: bound to if it exists, never created.
-            guard !draft.onlyWeak, let key = draft.key else { continue }
-            let mapping = draft.mapping
-            let bound = try realm.boundType(for: mapping.type)
-            // 2. Links, per relationship policy (custom policies once the row is written).
-            var assignments = draft.fields
-            var customLinks: [(index: Int, link: Draft.Link, weak: Bool, rule: CustomAssignment)] = []
-            for (index, link) in draft.links {
-                guard case .relationship(_, let policy, let weak) = mapping.rules.first(where: { $0.index == index })?.kind else { continue }
-                if bound.schema.properties[index].kind == .embedded {
-                    assignments[index] = try embeddedField(link, realm: realm)
-                    continue
+        if let identity = draft.identity, let index = mapping.identityIndex {
+            if byIdentity[mapping.className] == nil {
+                var table: [FieldValue: [UInt8]] = [:]
+                for object in Results<Object>(realm: realm, bound: bound) {
+                    if let state = object._state { table[state.field(index)] = state.key }
                 }
-                if case .customized(let rule) = policy {
-                    customLinks.append((index, link, weak, rule))
-                    continue
-                }
-                let current = realm.currentField(bound: bound, key: key, index: index)
-                switch link {
-                case .one(let child):
-                    guard let child else {
-                        if policy == .objectReplace, case .link(let old)? = current { try realm.deleteRow(boundFor: bound, index: index, key: old) }
-                        assignments[index] = .null
-                        continue
-                    }
-                    guard let childKey = child.key else { continue }
-                    if weak, !(realm.rowExists(linkProperty: bound.schema.properties[index], key: childKey)) { continue }
-                    if policy == .objectReplace, case .link(let old)? = current, old != childKey {
-                        try realm.deleteRow(boundFor: bound, index: index, key: old)
-                    }
-                    assignments[index] = .link(childKey)
-                case .many(let children):
-                    var keys: [[UInt8]] = children.compactMap(\.key)
-                    if weak { keys = keys.filter { realm.rowExists(linkProperty: bound.schema.properties[index], key: $0) } }
-                    var existing: [[UInt8]] = []
-                    if case .list(let items)? = current {
-                        existing = items.compactMap { if case .link(let k) = $0 { return k } else { return nil } }
-                    }
-                    switch policy {
-                    case .collectionMerge:
-                        let present = Set(existing.map(ObjectKey.init))
-                        keys = existing + keys.filter { !present.contains(ObjectKey($0)) }
-                    case .collectionReplace:
-                        let kept = Set(keys.map(ObjectKey.init))
-                        for old in existing where !kept.contains(ObjectKey(old)) {
-                            try realm.deleteRow(boundFor: bound, index: index, key: old)
-                        }
-                    default:
-                        break
-                    }
-                    assignments[index] = .list(keys.map(FieldValue.link))
-                }
+                byIdentity[mapping.className] = table
             }
-            // 3. Upsert: present properties only; everything else keeps its value.
-            try realm.importRow(bound: bound, key: key, assignments: assignments, write: write)
-            for custom in customLinks {
-                try assignCustom(custom.rule, link: custom.link, weak: custom.weak, index: custom.index, bound: bound, key: key, realm: realm, write: write)
-            }
-            // Written: its values now live in the pending row, so the draft lets go of them.
-            draft.fields = []
-            draft.links = [:]
+            if let existing = byIdentity[mapping.className]![identity] { return existing }
+            let key = PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes
+            byIdentity[mapping.className]![identity] = key
+            return key
         }
-        // Everything is written: only the drafts the caller holds (for their objects) are still
-        // needed, so the rest goes before the commit builds its change sets.
-        known = [:]
-        drafts = []
-        locations.removeAll()
+        if let primaryKeyIndex = bound.primaryKeyIndex {
+            throw JSONMappingError.missingPrimaryKey(path: path(of: draft), type: mapping.className,
+                                                     property: bound.schema.properties[primaryKeyIndex].name)
+        }
+        return PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes
+    }
+
+    /// Steps 2 and 3 for one draft: its links per relationship policy (custom policies once
+    /// the row is written), then the upsert of the properties present; everything else
+    /// keeps its value.
+    private func writeDraft(_ draft: Draft, key: [UInt8], realm: Realm, write: WriteState) throws {
+        let mapping = draft.mapping
+        let bound = try realm.boundType(for: mapping.type)
+        var assignments = draft.fields
+        var customLinks: [(index: Int, link: Draft.Link, weak: Bool, rule: CustomAssignment)] = []
+        for (index, link) in draft.links {
+            guard case .relationship(_, let policy, let weak) = mapping.rules.first(where: { $0.index == index })?.kind else { continue }
+            if bound.schema.properties[index].kind == .embedded {
+                assignments[index] = try embeddedField(link, realm: realm)
+            } else if case .customized(let rule) = policy {
+                customLinks.append((index, link, weak, rule))
+            } else if let field = try linkField(link, policy: policy, weak: weak, index: index, bound: bound, key: key, realm: realm) {
+                assignments[index] = field
+            }
+        }
+        try realm.importRow(bound: bound, key: key, assignments: assignments, write: write)
+        for custom in customLinks {
+            try assignCustom(custom.rule, link: custom.link, weak: custom.weak, index: custom.index, bound: bound, key: key, realm: realm, write: write)
+        }
+        // Written: its values now live in the pending row, so the draft lets go of them.
+        draft.fields = []
+        draft.links = [:]
+    }
+
+    /// The field a to-one or to-many link property gets under `policy` (nil: leave it),
+    /// deleting the objects a replace policy drops.
+    private func linkField(_ link: Draft.Link, policy: AssignmentPolicy, weak: Bool, index: Int, bound: BoundType,
+                           key: [UInt8], realm: Realm) throws -> FieldValue? {
+        let property = bound.schema.properties[index]
+        let current = realm.currentField(bound: bound, key: key, index: index)
+        switch link {
+        case .one(let child):
+            guard let child else {
+                if policy == .objectReplace, case .link(let old)? = current { try realm.deleteRow(boundFor: bound, index: index, key: old) }
+                return .null
+            }
+            guard let childKey = child.key else { return nil }
+            if weak, !realm.rowExists(linkProperty: property, key: childKey) { return nil }
+            if policy == .objectReplace, case .link(let old)? = current, old != childKey {
+                try realm.deleteRow(boundFor: bound, index: index, key: old)
+            }
+            return .link(childKey)
+        case .many(let children):
+            var keys: [[UInt8]] = children.compactMap(\.key)
+            if weak { keys = keys.filter { realm.rowExists(linkProperty: property, key: $0) } }
+            var existing: [[UInt8]] = []
+            if case .list(let items)? = current {
+                existing = items.compactMap { if case .link(let k) = $0 { return k } else { return nil } }
+            }
+            switch policy {
+            case .collectionMerge:
+                let present = Set(existing.map(ObjectKey.init))
+                keys = existing + keys.filter { !present.contains(ObjectKey($0)) }
+            case .collectionReplace:
+                let kept = Set(keys.map(ObjectKey.init))
+                for old in existing where !kept.contains(ObjectKey(old)) {
+                    try realm.deleteRow(boundFor: bound, index: index, key: old)
+                }
+            default:
+                break
+            }
+            return .list(keys.map(FieldValue.link))
+        }
     }
 
     /// The field of an embedded property from its drafts: each embedded object's JSON
