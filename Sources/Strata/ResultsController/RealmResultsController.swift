@@ -397,18 +397,28 @@ public final class RealmResultsController<T: Object, U> {
         return (low, low < sectionList.count && sectionList[low].value == value)
     }
 
-    /// One commit's changes to `T`, by binary search over the ordered keys.
-    private func incremental(_ changes: TableChanges) -> Batch {
+    /// What one commit does to the controller's keys: removed (with their old position),
+    /// added (`moved`: removed first from elsewhere), or updated where they stand.
+    private struct Classified {
         var removals: [(position: Int, key: ObjectKey)] = []
         var additions: [(key: ObjectKey, entry: Entry, moved: Bool)] = []
         var stayed: [(key: ObjectKey, entry: Entry)] = []
-        func position(of key: ObjectKey, _ entry: Entry) -> Int? {
-            let index = lowerBound(entry.values, key)
-            return index < order.count && order[index] == key ? index : nil
-        }
-        func touched(_ key: ObjectKey) -> Bool {
-            changes.modified[key] != nil || changes.deleted.contains(key) || changes.inserted.contains(key)
-        }
+    }
+
+    /// One commit's changes to `T`, by binary search over the ordered keys.
+    private func incremental(_ changes: TableChanges) -> Batch {
+        applied(classify(changes))
+    }
+
+    /// The position of `key` in the order, found by its entry's sort values.
+    private func position(of key: ObjectKey, _ entry: Entry) -> Int? {
+        let index = lowerBound(entry.values, key)
+        return index < order.count && order[index] == key ? index : nil
+    }
+
+    /// Step 1: each changed key's entry before and after the commit, compared.
+    private func classify(_ changes: TableChanges) -> Classified {
+        var result = Classified()
         let keys = Array(changes.deleted) + Array(changes.modified.keys) + Array(changes.inserted)
         for key in keys {
             let before = entries[key]
@@ -420,41 +430,51 @@ public final class RealmResultsController<T: Object, U> {
             case (nil, nil):
                 continue
             case (nil, let entry?):
-                additions.append((key, entry, false))
+                result.additions.append((key, entry, false))
             case (let entry?, nil):
-                if let index = position(of: key, entry) { removals.append((index, key)) }
+                if let index = position(of: key, entry) { result.removals.append((index, key)) }
             case (let old?, let new?):
                 guard let index = position(of: key, old) else { continue }
-                var inPlace = zip(old.values, new.values).allSatisfy { QueryCompiler.order($0, $1) == .orderedSame }
-                if !inPlace, old.section == new.section {
-                    // A new sort value that still falls between the same neighbours stays put.
-                    // Deleted neighbours are skipped (deletions do not reorder anything); a
-                    // neighbour that itself changed makes it a move, which is always safe.
-                    inPlace = [-1, 1].allSatisfy { step in
-                        var neighbour = index + step
-                        while neighbour >= 0, neighbour < order.count, changes.deleted.contains(order[neighbour]) { neighbour += step }
-                        guard neighbour >= 0, neighbour < order.count else { return true }
-                        let other = order[neighbour]
-                        guard !touched(other), let values = entries[other]?.values else { return false }
-                        return step < 0 ? precedes(values, other, new.values, key) : precedes(new.values, key, values, other)
-                    }
-                }
-                if inPlace {
-                    stayed.append((key, new))
+                if staysInPlace(key, at: index, old: old, new: new, changes: changes) {
+                    result.stayed.append((key, new))
                 } else {
-                    removals.append((index, key))
-                    additions.append((key, new, true))
+                    result.removals.append((index, key))
+                    result.additions.append((key, new, true))
                 }
             }
         }
+        return result
+    }
+
+    /// Whether a modified key keeps its position: same sort values, or new ones that still
+    /// fall between the same neighbours in the same section. Deleted neighbours are skipped
+    /// (deletions do not reorder anything); a neighbour that itself changed makes it a move,
+    /// which is always safe.
+    private func staysInPlace(_ key: ObjectKey, at index: Int, old: Entry, new: Entry, changes: TableChanges) -> Bool {
+        if zip(old.values, new.values).allSatisfy({ QueryCompiler.order($0, $1) == .orderedSame }) { return true }
+        guard old.section == new.section else { return false }
+        return [-1, 1].allSatisfy { step in
+            var neighbour = index + step
+            while neighbour >= 0, neighbour < order.count, changes.deleted.contains(order[neighbour]) { neighbour += step }
+            guard neighbour >= 0, neighbour < order.count else { return true }
+            let other = order[neighbour]
+            let touched = changes.modified[other] != nil || changes.deleted.contains(other) || changes.inserted.contains(other)
+            guard !touched, let values = entries[other]?.values else { return false }
+            return step < 0 ? precedes(values, other, new.values, key) : precedes(new.values, key, values, other)
+        }
+    }
+
+    /// Step 2: the order, entries and sections updated, and the batch that describes it
+    /// (old paths for removals and moves, new paths for insertions and updates).
+    private func applied(_ changes: Classified) -> Batch {
         var batch = Batch()
         let oldSections = sectionList
         var oldPaths: [ObjectKey: IndexPath] = [:]
-        for (position, key) in removals { oldPaths[key] = Self.path(position, in: oldSections) }
-        for (key, _) in stayed { oldPaths[key] = Self.path(position(of: key, entries[key]!)!, in: oldSections) }
+        for (position, key) in changes.removals { oldPaths[key] = Self.path(position, in: oldSections) }
+        for (key, _) in changes.stayed { oldPaths[key] = Self.path(position(of: key, entries[key]!)!, in: oldSections) }
         // Remove, from the end so positions stay valid.
-        let movedKeys = Set(additions.filter(\.moved).map(\.key))
-        for (position, key) in removals.sorted(by: { $0.position > $1.position }) {
+        let movedKeys = Set(changes.additions.filter(\.moved).map(\.key))
+        for (position, key) in changes.removals.sorted(by: { $0.position > $1.position }) {
             let entry = entries[key]!
             order.remove(at: position)
             let section = sectionIndex(of: entry.section).index
@@ -465,8 +485,8 @@ public final class RealmResultsController<T: Object, U> {
             }
             entries[key] = nil
         }
-        for (key, entry) in stayed { entries[key] = entry }
-        for (key, entry, _) in additions {
+        for (key, entry) in changes.stayed { entries[key] = entry }
+        for (key, entry, _) in changes.additions {
             entries[key] = entry
             order.insert(key, at: lowerBound(entry.values, key))
             let (section, found) = sectionIndex(of: entry.section)
@@ -485,14 +505,36 @@ public final class RealmResultsController<T: Object, U> {
         for (index, value) in newValues.enumerated() where !oldValues.contains(value) {
             batch.insertedSections.append(index)
         }
-        for (key, entry, moved) in additions {
+        for (key, entry, moved) in changes.additions {
             let newPath = Self.path(position(of: key, entry)!, in: sectionList)
             batch.inserted.append((moved ? oldPaths[key] : nil, newPath, entry.object))
         }
-        for (key, entry) in stayed {
+        for (key, entry) in changes.stayed {
             batch.updated.append((oldPaths[key]!, Self.path(position(of: key, entry)!, in: sectionList), entry.object))
         }
         return batch
+    }
+
+    /// Checks the controller's state (tests call it after commits): one entry per ordered
+    /// key, the keys in sort order, and the sections ascending, distinct and counting
+    /// exactly the keys of each section value, in order. Returns the first violation, or nil.
+    func checkInvariants() -> String? {
+        if let problem = order.checkInvariants() { return "order: \(problem)" }
+        let keys = order.all
+        guard keys.count == entries.count else { return "\(keys.count) ordered keys but \(entries.count) entries" }
+        var runs: [(value: FieldValue, count: Int)] = []
+        for (position, key) in keys.enumerated() {
+            guard let entry = entries[key] else { return "ordered key at \(position) has no entry" }
+            if position > 0, let previous = entries[keys[position - 1]], !precedes(previous.values, keys[position - 1], entry.values, key) {
+                return "keys at \(position - 1) and \(position) are out of order"
+            }
+            if runs.last?.value == entry.section { runs[runs.count - 1].count += 1 } else { runs.append((entry.section, 1)) }
+        }
+        guard runs.count == sectionList.count else { return "\(sectionList.count) sections, but the keys fall into \(runs.count) runs" }
+        for (index, (run, section)) in zip(runs, sectionList).enumerated() where run.value != section.value || run.count != section.count {
+            return "section \(index) is \(section.value) × \(section.count), the keys give \(run.value) × \(run.count)"
+        }
+        return nil
     }
 
     /// Everything re-evaluated and compared by key (unknown changes, linked types, new filter).
