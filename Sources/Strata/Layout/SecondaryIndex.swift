@@ -265,3 +265,53 @@ enum SecondaryIndex {
         }
     }
 }
+
+extension Realm {
+    /// Checks every secondary index of the realm's types against the rows as of the realm's
+    /// snapshot (tests call it after commits): for each value some object holds, a lookup
+    /// finds exactly the objects holding it, each once; every record of the index table is
+    /// one such a lookup reads (no stale head, list, split or leaf); no list or leaf is
+    /// empty. Returns the first violation, or nil.
+    func checkIndexInvariants() -> String? {
+        let snapshot = self.snapshot
+        for bound in boundTypes {
+            for (index, property) in bound.schema.properties.enumerated() where property.isIndexed && !property.isPrimaryKey {
+                // What the rows hold: value key → (a value with that key, the objects holding it).
+                var expected: [[UInt8]: (value: FieldValue, keys: Set<[UInt8]>)] = [:]
+                for object in Results<Object>(realm: self, bound: bound) {
+                    guard let state = object._state else { continue }
+                    let value = state.field(index)
+                    expected[IndexValueKey.bytes(for: value), default: (value, [])].keys.insert(state.key)
+                }
+                let table = bound.indexTable(index)
+                var reachable = Set<[UInt8]>()
+                let context = "\(bound.className).\(property.name)"
+                for (_, entry) in expected {
+                    let found: [[UInt8]]
+                    do {
+                        found = try SecondaryIndex.lookup(table: table, value: entry.value) { table, key in
+                            let bytes = try snapshot.get(table: table, key: key)
+                            if bytes != nil { reachable.insert(key) }
+                            return bytes
+                        }
+                    } catch {
+                        return "\(context): reading the index for \(entry.value) failed: \(error)"
+                    }
+                    if found.count != Set(found).count { return "\(context): the index lists an object twice for \(entry.value)" }
+                    if Set(found) != entry.keys {
+                        return "\(context): the index holds \(found.count) objects for \(entry.value), the rows \(entry.keys.count)"
+                    }
+                }
+                for key in snapshot.keys(table: table) {
+                    if !reachable.contains(key) { return "\(context): index record \(key) is reachable from no value an object holds" }
+                    let length = key.count >= 2 ? Int(key[0]) | Int(key[1]) << 8 : key.count
+                    let kind = key.count > 2 + length ? key[2 + length] : 0xFF
+                    if kind == 0, let bytes = try? snapshot.get(table: table, key: key), SecondaryIndex.decodePostings(bytes).isEmpty {
+                        return "\(context): index record \(key) is an empty list or leaf"
+                    }
+                }
+            }
+        }
+        return nil
+    }
+}
