@@ -76,12 +76,7 @@ extension Store {
         defer { lock.unlock() }
 
         var report = SalvageReport()
-        let cipher = options.cipher
-        // key → (sequence, value or nil for a delete)
-        var newest: [TableKey: (sequence: UInt64, value: [UInt8]?)] = [:]
-        var logSequences: [UInt64] = []
-        var lastSequence: UInt64 = 0
-        var compactedThrough: UInt64 = 0
+        var found = SalvagedRecords()
         for name in names.sorted() where name.hasSuffix(".seg") {
             guard let number = UInt32(name.dropLast(4)) else { continue }
             let bytes: [UInt8]
@@ -92,31 +87,48 @@ extension Store {
                 continue
             }
             report.segments += 1
-            bytes.withUnsafeBytes { raw in
-                salvageSegment(raw, name: name, number: number, cipher: cipher, report: &report, compactedThrough: &compactedThrough) { kind, table, key, value, sequence, fromLog in
-                    let entry = TableKey(table: table, key: Array(key))
-                    if let known = newest[entry], known.sequence > sequence { return }
-                    newest[entry] = (sequence, kind == .put ? value : nil)
-                    lastSequence = max(lastSequence, sequence)
-                    _ = fromLog
-                } transaction: { sequence in
-                    logSequences.append(sequence)
-                }
-            }
+            bytes.withUnsafeBytes { salvageSegment($0, name: name, number: number, cipher: options.cipher, report: &report, found: &found) }
         }
         if report.segments > 0, report.unreadableFiles.count == report.segments,
            report.unreadableFiles.allSatisfy({ $0.hasSuffix(Store.keyRefusal) }) {
-            throw StoreError.wrongKey(cipher == nil
+            throw StoreError.wrongKey(options.cipher == nil
                 ? "every segment of \(path) is encrypted and no encryption key was given"
                 : "the key opens no segment of \(path)")
         }
-        report.lastSequence = lastSequence
+        report.lastSequence = found.lastSequence
         // Transactions a compaction replaced are gone by design: only gaps above count.
-        report.missingSequences = missingRanges(logSequences, through: lastSequence).compactMap { range in
-            range.upperBound <= compactedThrough ? nil : max(range.lowerBound, compactedThrough + 1) ... range.upperBound
+        report.missingSequences = missingRanges(found.logSequences, through: found.lastSequence).compactMap { range in
+            range.upperBound <= found.compactedThrough ? nil : max(range.lowerBound, found.compactedThrough + 1) ... range.upperBound
         }
+        report.keys = try writeNewest(found.newest, into: destination, options: options)
+        return report
+    }
 
-        // The new store: the newest value of every key, in batches.
+    private struct TableKey: Hashable {
+        let table: UInt32
+        let key: [UInt8]
+    }
+
+    /// What the segments hold, gathered across files: the newest version of each key
+    /// (nil value: deleted), the log's committed sequences, and what compactions covered.
+    private struct SalvagedRecords {
+        var newest: [TableKey: (sequence: UInt64, value: [UInt8]?)] = [:]
+        var logSequences: [UInt64] = []
+        var lastSequence: UInt64 = 0
+        var compactedThrough: UInt64 = 0
+
+        mutating func add(_ kind: RecordKind, table: UInt32, key: UnsafeRawBufferPointer, value: [UInt8]?, sequence: UInt64) {
+            let entry = TableKey(table: table, key: Array(key))
+            if let known = newest[entry], known.sequence > sequence { return }
+            newest[entry] = (sequence, kind == .put ? value : nil)
+            lastSequence = max(lastSequence, sequence)
+        }
+    }
+
+    /// A new store in `destination` holding the newest value of every live key, written in
+    /// batches; returns how many keys.
+    private static func writeNewest(_ newest: [TableKey: (sequence: UInt64, value: [UInt8]?)], into destination: URL,
+                                    options: StoreOptions) throws -> Int {
         var writeOptions = options
         writeOptions.readOnly = false
         let store = try Store(directory: destination, options: writeOptions)
@@ -131,18 +143,12 @@ extension Store {
                 }
                 index += batch.count
             }
-            report.keys = live.count
             try store.close()
+            return live.count
         } catch {
             try? store.close()
             throw error
         }
-        return report
-    }
-
-    private struct TableKey: Hashable {
-        let table: UInt32
-        let key: [UInt8]
     }
 
     private static func readWholeFile(_ path: String, fileSystem: any FileSystem) throws -> [UInt8] {
@@ -161,102 +167,127 @@ extension Store {
         return Array(bytes.prefix(done))
     }
 
-    /// Hands over the intact records of one segment: whole transactions of a log segment,
-    /// every record of a compacted one. Damage is skipped eight bytes at a time.
     /// The end of an unreadable-file entry that says the key (or its absence) does not fit.
     private static let keyRefusal = "(the encryption key does not fit this file)"
 
+    /// Hands over the intact records of one segment: whole transactions of a log segment,
+    /// every record of a compacted one. Damage is skipped eight bytes at a time.
     private static func salvageSegment(_ bytes: UnsafeRawBufferPointer, name: String, number: UInt32, cipher: StoreCipher?,
-                                       report: inout SalvageReport, compactedThrough: inout UInt64,
-                                       record: (RecordKind, UInt32, UnsafeRawBufferPointer, [UInt8]?, UInt64, Bool) -> Void,
-                                       transaction: (UInt64) -> Void) {
-        // An encrypted segment's key comes from its preamble alone, so records stay readable
-        // when the header's frame is damaged; without the preamble nothing is.
-        var fileCipher: FileCipher?
-        switch cipher.map({ $0.check(bytes, kind: .segment) }) {
-        case nil where EncryptedFile.hasMagic(bytes):
-            report.unreadableFiles.append("\(name): encrypted, and no key was given \(keyRefusal)")
-            return
-        case nil: break
-        case .encrypted(let found)?: fileCipher = found
-        case .otherKey?:
-            report.unreadableFiles.append("\(name): encrypted with another key, or its preamble is damaged \(keyRefusal)")
-            return
-        case .notEncrypted?:
-            report.unreadableFiles.append("\(name): not encrypted, but the store is \(keyRefusal)")
+                                       report: inout SalvageReport, found: inout SalvagedRecords) {
+        let fileCipher: FileCipher?
+        switch segmentCipher(bytes, cipher: cipher) {
+        case .success(let found): fileCipher = found
+        case .failure(let refusal):
+            report.unreadableFiles.append("\(name): \(refusal.reason) \(keyRefusal)")
             return
         }
-        let reader = SegmentReader(bytes, cipher: fileCipher)
         var kind = SegmentKind.log
-        var offset = reader.dataStart
+        let reader = SegmentReader(bytes, cipher: fileCipher)
         switch SegmentHeader.read(file: bytes, number: number, cipher: cipher) {
-        case .success(let found):
-            kind = found.info.kind
-            if kind == .compacted { compactedThrough = max(compactedThrough, found.info.coversThroughSequence) }
+        case .success(let header):
+            kind = header.info.kind
+            if kind == .compacted { found.compactedThrough = max(found.compactedThrough, header.info.coversThroughSequence) }
         case .failure(let problem):
             // Without a header, guess from the records: commit records mean a log segment.
-            report.damage.append(.init(file: name, offset: 0, length: min(bytes.count, offset), reason: "segment header: \(problem.reason)"))
-            if bytes.count < offset { return }
+            report.damage.append(.init(file: name, offset: 0, length: min(bytes.count, reader.dataStart), reason: "segment header: \(problem.reason)"))
+            if bytes.count < reader.dataStart { return }
         }
+        var walk = RecordWalk(name: name, kind: kind)
+        walk.run(reader, bytes: bytes, report: &report, found: &found)
+    }
+
+    /// Why a segment's records cannot be read with the store's key (or its absence).
+    private struct KeyRefusal: Error { let reason: String }
+
+    /// An encrypted segment's cipher, from its preamble alone (so records stay readable when
+    /// the header's frame is damaged); nil for a plain segment of a plain store.
+    private static func segmentCipher(_ bytes: UnsafeRawBufferPointer, cipher: StoreCipher?) -> Result<FileCipher?, KeyRefusal> {
+        switch cipher.map({ $0.check(bytes, kind: .segment) }) {
+        case nil where EncryptedFile.hasMagic(bytes): return .failure(KeyRefusal(reason: "encrypted, and no key was given"))
+        case nil: return .success(nil)
+        case .encrypted(let found)?: return .success(found)
+        case .otherKey?: return .failure(KeyRefusal(reason: "encrypted with another key, or its preamble is damaged"))
+        case .notEncrypted?: return .failure(KeyRefusal(reason: "not encrypted, but the store is"))
+        }
+    }
+
+    /// One pass over a segment's records: intact ones handed to `found` (a log segment's
+    /// only as whole transactions), damaged stretches and incomplete transactions reported.
+    private struct RecordWalk {
+        let name: String
+        let kind: SegmentKind
         var pending: [(RecordKind, UInt32, UnsafeRawBufferPointer, [UInt8]?, UInt64)] = []
         var pendingSequence: UInt64 = 0
         var damageStart: Int?
         var damageReason = ""
-        func endDamage(at end: Int) {
-            if let start = damageStart {
-                report.damage.append(.init(file: name, offset: start, length: end - start, reason: damageReason))
-                damageStart = nil
+
+        init(name: String, kind: SegmentKind) {
+            self.name = name
+            self.kind = kind
+        }
+
+        mutating func run(_ reader: SegmentReader, bytes: UnsafeRawBufferPointer, report: inout SalvageReport, found: inout SalvagedRecords) {
+            var offset = reader.dataStart
+            while offset + RecordFormat.headerSize <= bytes.count {
+                switch reader.record(at: offset) {
+                case .failure(let failure):
+                    if damageStart == nil {
+                        // Zeros after the last record are an unwritten tail, not damage.
+                        if bytes[offset...].allSatisfy({ $0 == 0 }) { offset = bytes.count; continue }
+                        damageStart = offset
+                        damageReason = failure.reason
+                        dropPending(&report)
+                    }
+                    offset += 8
+                case .success(let view):
+                    endDamage(at: offset, &report)
+                    take(view, at: offset, report: &report, found: &found)
+                    offset += view.size
+                }
+            }
+            endDamage(at: min(offset, bytes.count), &report)
+            dropPending(&report)
+        }
+
+        private mutating func take(_ view: RecordView, at offset: Int, report: inout SalvageReport, found: inout SalvagedRecords) {
+            let value: [UInt8]? = view.kind == .put ? view.value() : nil
+            if view.kind == .put && value == nil {
+                report.damage.append(.init(file: name, offset: offset, length: view.size, reason: "compressed value does not decompress"))
+                dropPending(&report)
+                return
+            }
+            switch (kind, view.kind) {
+            case (.compacted, .put), (.compacted, .delete):
+                found.add(view.kind, table: view.table, key: view.key, value: value, sequence: view.sequence)
+                report.compactedRecords += 1
+            case (.compacted, .commit):
+                break
+            case (.log, .commit):
+                if !pending.isEmpty, view.sequence == pendingSequence, view.commitRecordCount == pending.count {
+                    for item in pending { found.add(item.0, table: item.1, key: item.2, value: item.3, sequence: item.4) }
+                    report.transactions += 1
+                    found.logSequences.append(view.sequence)
+                    pending.removeAll()
+                } else {
+                    dropPending(&report)
+                }
+            case (.log, _):
+                if !pending.isEmpty && view.sequence != pendingSequence { dropPending(&report) }
+                pendingSequence = view.sequence
+                pending.append((view.kind, view.table, view.key, value, view.sequence))
             }
         }
-        func dropPending() {
+
+        private mutating func endDamage(at end: Int, _ report: inout SalvageReport) {
+            guard let start = damageStart else { return }
+            report.damage.append(.init(file: name, offset: start, length: end - start, reason: damageReason))
+            damageStart = nil
+        }
+
+        private mutating func dropPending(_ report: inout SalvageReport) {
             if !pending.isEmpty { report.incompleteTransactions += 1 }
             pending.removeAll()
         }
-        while offset + RecordFormat.headerSize <= bytes.count {
-            switch reader.record(at: offset) {
-            case .failure(let failure):
-                if damageStart == nil {
-                    // Zeros after the last record are an unwritten tail, not damage.
-                    if bytes[offset...].allSatisfy({ $0 == 0 }) { offset = bytes.count; continue }
-                    damageStart = offset
-                    damageReason = failure.reason
-                    dropPending()
-                }
-                offset += 8
-            case .success(let view):
-                endDamage(at: offset)
-                let value: [UInt8]? = view.kind == .put ? view.value() : nil
-                if view.kind == .put && value == nil {
-                    report.damage.append(.init(file: name, offset: offset, length: view.size, reason: "compressed value does not decompress"))
-                    dropPending()
-                    offset += view.size
-                    continue
-                }
-                switch (kind, view.kind) {
-                case (.compacted, .put), (.compacted, .delete):
-                    record(view.kind, view.table, view.key, value, view.sequence, false)
-                    report.compactedRecords += 1
-                case (.compacted, .commit):
-                    break
-                case (.log, .commit):
-                    if !pending.isEmpty, view.sequence == pendingSequence, view.commitRecordCount == pending.count {
-                        for item in pending { record(item.0, item.1, item.2, item.3, item.4, true) }
-                        report.transactions += 1
-                        transaction(view.sequence)
-                        pending.removeAll()
-                    } else {
-                        dropPending()
-                    }
-                case (.log, _):
-                    if !pending.isEmpty && view.sequence != pendingSequence { dropPending() }
-                    pendingSequence = view.sequence
-                    pending.append((view.kind, view.table, view.key, value, view.sequence))
-                }
-                offset += view.size
-            }
-        }
-        endDamage(at: min(offset, bytes.count))
-        dropPending()
     }
 
     /// The sequence numbers from 1 through `last` absent from `found`, as ranges: the gaps
