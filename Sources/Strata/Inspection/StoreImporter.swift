@@ -172,117 +172,141 @@ public struct StoreImporter {
 
         /// A JSON value as the stored field of `property`, in `strata export`'s format.
         func field(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
-            func mismatch(_ expected: String) -> JSONMappingError {
-                .typeMismatch(path: path, expected: expected, found: value.shortDescription)
-            }
             if property.kind == .linkingObjects {
-                throw mismatch("nothing: \(property.name) is linking objects, computed from the links to this object (leave it out)")
+                throw Self.mismatch(value, path, "nothing: \(property.name) is linking objects, computed from the links to this object (leave it out)")
             }
-            if property.isMap {
-                if value == .null { return .map([:]) }
-                guard case .object(let members) = value else { throw mismatch("an object (\(property.typeDescription))") }
-                var element = property
-                element.isMap = false
-                var entries: [String: FieldValue] = [:]
-                for (key, item) in members {
-                    if let problem = MapKeyRule.problem(key) {
-                        throw JSONMappingError.typeMismatch(path: "\(path).\(key)", expected: "a map key without '.' or a leading '$'", found: problem)
-                    }
-                    if item == .null, !element.isOptional || element.kind == .object {
-                        throw JSONMappingError.typeMismatch(path: "\(path).\(key)", expected: "a value of \(property.typeDescription), not null", found: "null")
-                    }
-                    entries[key] = try field(item, property: element, path: "\(path).\(key)")
-                }
-                return .map(entries)
-            }
-            if property.isList {
-                if value == .null { return .list([]) }
-                guard case .array(let elements) = value else { throw mismatch("an array (\(property.typeDescription))") }
-                var element = property
-                element.isList = false
-                element.isSet = false
-                let items = try elements.enumerated().map { index, item in
-                    // A list holds nil only when its elements are optional; a list of links (or
-                    // of embedded objects) never does.
-                    if item == .null, !element.isOptional || element.kind == .object || element.kind == .embedded {
-                        throw JSONMappingError.typeMismatch(path: "\(path)[\(index)]", expected: "an element of \(property.typeDescription), not null", found: "null")
-                    }
-                    return try field(item, property: element, path: "\(path)[\(index)]")
-                }
-                return .list(property.isSet ? items.distinctSetMembers() : items)
-            }
+            if property.isMap { return try mapField(value, property: property, path: path) }
+            if property.isList { return try listField(value, property: property, path: path) }
             if value == .null {
-                guard property.isOptional || [.object, .column, .embedded].contains(property.kind) else { throw mismatch(property.typeDescription + ", not null") }
+                guard property.isOptional || [.object, .column, .embedded].contains(property.kind) else {
+                    throw Self.mismatch(value, path, property.typeDescription + ", not null")
+                }
                 return .null
             }
-            switch (property.kind, value) {
-            case (.embedded, .object(let members)):
-                // An embedded object: its properties by name, the others at their zero values.
-                guard let embedded = property.objectClassName.flatMap({ schema[$0] }), embedded.isEmbedded else {
-                    throw mismatch("an embedded object of a type the stored schema has")
-                }
-                var fields = embedded.properties.map(FieldValue.zero)
-                for (name, item) in members {
-                    guard let index = embedded.index(of: name) else {
-                        throw JSONMappingError.unexpectedShape(path: path + "." + name, expected: "a property of \(embedded.className) (it has \(embedded.properties.map(\.name).joined(separator: ", ")))")
-                    }
-                    fields[index] = try field(item, property: embedded.properties[index], path: path + "." + name)
-                }
-                return .embedded(fields)
-            case (.embedded, _):
-                throw mismatch("an object (an embedded \(property.objectClassName ?? "?"))")
-            case (.objectId, .string(let s)):
-                guard let id = try? ObjectId(string: s) else { throw mismatch("an ObjectId (24 hexadecimal digits)") }
-                return .objectId(id)
-            case (.object, _):
-                guard let targetName = property.objectClassName, let target = schema[targetName],
-                      let targetKey = target.primaryKeyProperty else {
-                    throw mismatch("a link (the target type has no primary key, so it cannot be named in JSON)")
-                }
-                let linked = try field(value, property: PropertySchema(name: targetKey.name, kind: targetKey.kind, isOptional: false), path: path)
-                guard let primaryKey = PrimaryKeyValue(field: linked) else { throw mismatch("the primary key of a \(targetName)") }
-                let targetTable = StoreLayout.objectTable(target.tableNumber)
-                let stored = try transaction.get(table: targetTable, key: primaryKey.keyBytes)
-                let exists = stored != nil || (targetTable == table && written.contains(primaryKey.keyBytes))
-                guard exists else {
-                    throw JSONMappingError.unexpectedShape(path: path, expected: "the primary key of an existing \(targetName); there is no \(targetName) \(primaryKey) (import \(targetName) first)")
-                }
-                return .link(primaryKey.keyBytes)
-            case (.column, _):
-                guard property.objectClassName != nil else { throw mismatch("a custom column value") }
+            switch property.kind {
+            case .embedded: return try embeddedField(value, property: property, path: path)
+            case .object: return try linkField(value, property: property, path: path)
+            case .column:
+                guard property.objectClassName != nil else { throw Self.mismatch(value, path, "a custom column value") }
                 return .data(try value.data())
+            default:
+                return try Self.scalarField(value, property: property, path: path)
+            }
+        }
+
+        private static func mismatch(_ value: JSONValue, _ path: String, _ expected: String) -> JSONMappingError {
+            .typeMismatch(path: path, expected: expected, found: value.shortDescription)
+        }
+
+        /// A map from a JSON object (null: empty), Realm's key rule checked.
+        private func mapField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+            if value == .null { return .map([:]) }
+            guard case .object(let members) = value else { throw Self.mismatch(value, path, "an object (\(property.typeDescription))") }
+            var element = property
+            element.isMap = false
+            var entries: [String: FieldValue] = [:]
+            for (key, item) in members {
+                if let problem = MapKeyRule.problem(key) {
+                    throw JSONMappingError.typeMismatch(path: "\(path).\(key)", expected: "a map key without '.' or a leading '$'", found: problem)
+                }
+                if item == .null, !element.isOptional || element.kind == .object {
+                    throw JSONMappingError.typeMismatch(path: "\(path).\(key)", expected: "a value of \(property.typeDescription), not null", found: "null")
+                }
+                entries[key] = try field(item, property: element, path: "\(path).\(key)")
+            }
+            return .map(entries)
+        }
+
+        /// A list or set from a JSON array (null: empty).
+        private func listField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+            if value == .null { return .list([]) }
+            guard case .array(let elements) = value else { throw Self.mismatch(value, path, "an array (\(property.typeDescription))") }
+            var element = property
+            element.isList = false
+            element.isSet = false
+            let items = try elements.enumerated().map { index, item in
+                // A list holds nil only when its elements are optional; a list of links (or
+                // of embedded objects) never does.
+                if item == .null, !element.isOptional || element.kind == .object || element.kind == .embedded {
+                    throw JSONMappingError.typeMismatch(path: "\(path)[\(index)]", expected: "an element of \(property.typeDescription), not null", found: "null")
+                }
+                return try field(item, property: element, path: "\(path)[\(index)]")
+            }
+            return .list(property.isSet ? items.distinctSetMembers() : items)
+        }
+
+        /// An embedded object: its properties by name, the others at their zero values.
+        private func embeddedField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+            guard case .object(let members) = value else {
+                throw Self.mismatch(value, path, "an object (an embedded \(property.objectClassName ?? "?"))")
+            }
+            guard let embedded = property.objectClassName.flatMap({ schema[$0] }), embedded.isEmbedded else {
+                throw Self.mismatch(value, path, "an embedded object of a type the stored schema has")
+            }
+            var fields = embedded.properties.map(FieldValue.zero)
+            for (name, item) in members {
+                guard let index = embedded.index(of: name) else {
+                    throw JSONMappingError.unexpectedShape(path: path + "." + name, expected: "a property of \(embedded.className) (it has \(embedded.properties.map(\.name).joined(separator: ", ")))")
+                }
+                fields[index] = try field(item, property: embedded.properties[index], path: path + "." + name)
+            }
+            return .embedded(fields)
+        }
+
+        /// A link, given as the target's primary key; the target must exist (stored, or
+        /// written earlier by this import).
+        private func linkField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+            guard let targetName = property.objectClassName, let target = schema[targetName],
+                  let targetKey = target.primaryKeyProperty else {
+                throw Self.mismatch(value, path, "a link (the target type has no primary key, so it cannot be named in JSON)")
+            }
+            let linked = try field(value, property: PropertySchema(name: targetKey.name, kind: targetKey.kind, isOptional: false), path: path)
+            guard let primaryKey = PrimaryKeyValue(field: linked) else { throw Self.mismatch(value, path, "the primary key of a \(targetName)") }
+            let targetTable = StoreLayout.objectTable(target.tableNumber)
+            let stored = try transaction.get(table: targetTable, key: primaryKey.keyBytes)
+            let exists = stored != nil || (targetTable == table && written.contains(primaryKey.keyBytes))
+            guard exists else {
+                throw JSONMappingError.unexpectedShape(path: path, expected: "the primary key of an existing \(targetName); there is no \(targetName) \(primaryKey) (import \(targetName) first)")
+            }
+            return .link(primaryKey.keyBytes)
+        }
+
+        /// A scalar in export's format: numbers as JSON numbers, decimals also as strings,
+        /// data as base64, dates as ISO 8601 or epoch seconds, UUIDs and ObjectIds as text.
+        private static func scalarField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+            switch (property.kind, value) {
+            case (.objectId, .string(let s)):
+                guard let id = try? ObjectId(string: s) else { throw mismatch(value, path, "an ObjectId (24 hexadecimal digits)") }
+                return .objectId(id)
             case (.string, .string(let s)): return .string(s)
             case (.bool, .bool(let b)): return .bool(b)
-            case (.int, .int(let i)), (.int64, .int(let i)): return .int(i)
-            case (.int8, .int(let i)), (.int16, .int(let i)), (.int32, .int(let i)):
-                let bits = property.kind == .int8 ? 8 : property.kind == .int16 ? 16 : 32
-                let limit = Int64(1) << (bits - 1)
-                guard i >= -limit, i < limit else { throw mismatch("\(property.typeDescription) (\(i) does not fit)") }
+            case (.int, .int(let i)), (.int64, .int(let i)), (.int8, .int(let i)), (.int16, .int(let i)), (.int32, .int(let i)):
+                guard property.kind.fits(i) else { throw mismatch(value, path, "\(property.typeDescription) (\(i) does not fit)") }
                 return .int(i)
             case (.double, .int(let i)): return .double(Double(i))
             case (.double, .double(let d)): return .double(d)
             case (.float, .int(let i)): return .float(Float(i))
             case (.float, .double(let d)): return .float(Float(d))
             case (.decimal, .string(let s)):
-                guard let decimal = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN else { throw mismatch("a decimal number") }
+                guard let decimal = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")), !decimal.isNaN else { throw mismatch(value, path, "a decimal number") }
                 return .decimal(decimal)
             case (.decimal, .int(let i)): return .decimal(Decimal(i))
             case (.decimal, .double(let d)):
-                guard let decimal = Decimal(converting: d) else { throw mismatch("a decimal number (\(Decimal.conversionRange))") }
+                guard let decimal = Decimal(converting: d) else { throw mismatch(value, path, "a decimal number (\(Decimal.conversionRange))") }
                 return .decimal(decimal)
             case (.data, .string(let s)):
-                guard let data = Data(base64Encoded: s) else { throw mismatch("base64 data") }
+                guard let data = Data(base64Encoded: s) else { throw mismatch(value, path, "base64 data") }
                 return .data(data)
             case (.date, .string(let s)):
-                guard let date = Self.date(s) else { throw mismatch("an ISO 8601 date") }
+                guard let date = Self.date(s) else { throw mismatch(value, path, "an ISO 8601 date") }
                 return .date(date)
             case (.date, .int(let i)): return .date(Date(timeIntervalSince1970: Double(i)))
             case (.date, .double(let d)): return .date(Date(timeIntervalSince1970: d))
             case (.uuid, .string(let s)):
-                guard let uuid = UUID(uuidString: s) else { throw mismatch("a UUID") }
+                guard let uuid = UUID(uuidString: s) else { throw mismatch(value, path, "a UUID") }
                 return .uuid(uuid)
             default:
-                throw mismatch(property.typeDescription)
+                throw mismatch(value, path, property.typeDescription)
             }
         }
 
