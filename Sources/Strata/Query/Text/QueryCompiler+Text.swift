@@ -384,14 +384,16 @@ struct TextQueryCompiler {
         }
     }
 
+    /// How a key path reads rows of the type it has reached from the root row.
+    private typealias RowsReader = (any TextQuerySource, (Int) -> FieldValue) -> [RowRef]
+    private typealias ValuesReader = (any TextQuerySource, (Int) -> FieldValue) -> [FieldValue]
+
     /// Resolves a key path from the root type.
     private func keyPath(_ path: TextQuery.KeyPath) throws -> Operand {
         var bound: any TextQueryType = root
         // Steps: each reads rows of the next type from rows of this one.
-        typealias Reader = (any TextQuerySource, (Int) -> FieldValue) -> [RowRef]
-        var rows: Reader = { _, _ in [.root] }
+        var rows: RowsReader = { _, _ in [.root] }
         var crossedList = false
-        var isRoot = true
         for (position, name) in path.components.enumerated() {
             guard let index = bound.schema.index(of: name) else {
                 throw error(path.offset, "\(bound.className) has no property '\(name)'" + (position > 0 ? " (in '\(path.text)')" : ""))
@@ -402,105 +404,127 @@ struct TextQueryCompiler {
                 throw error(path.offset, "\(bound.className).\(name) is a custom column type and cannot be queried")
             }
             if isLast && path.aggregated.isEmpty && property.kind != .linkingObjects {
-                let previous = rows
-                let listRead = property.isList
-                // Through to-one links only, the operand is one value: a nil (or deleted)
-                // link on the way makes it nil, as NSPredicate and #Predicate read it, so
-                // `car.model == nil` holds and `!=` stays the negation of `==`.
-                let single = !crossedList && !listRead
-                // Links read as the objects do: one to a deleted object is nil (a list skips it).
-                let targetTable = property.kind == .object ? property.objectClassName.flatMap(realm.queryType(named:))?.table : nil
-                let read: (any TextQuerySource, (Int) -> FieldValue) -> [FieldValue] = { realm, field in
-                    var values: [FieldValue] = []
-                    for row in previous(realm, field) {
-                        var value = row.read(index, field)
-                        if let targetTable, case .link(let key) = value, realm.queryRow(table: targetTable, key: key) == nil { value = .null }
-                        if listRead, case .list(var items) = value {
-                            if let targetTable {
-                                items.removeAll { if case .link(let key) = $0 { return realm.queryRow(table: targetTable, key: key) == nil } else { return false } }
-                            }
-                            values.append(contentsOf: items)
-                        } else {
-                            values.append(value)
-                        }
-                    }
-                    return single && values.isEmpty ? [.null] : values
-                }
-                if let aggregate = path.aggregate {
-                    guard property.isList else { throw error(path.offset, "@\(aggregate.rawValue) needs a list; \(bound.className).\(name) is not one") }
-                    guard !crossedList else { throw error(path.offset, "@\(aggregate.rawValue) of a list reached through another list is not supported") }
-                    if aggregate != .count, property.kind == .object {
-                        throw error(path.offset, "@\(aggregate.rawValue) of a list of objects needs a property: \(path.text).name")
-                    }
-                    try checkAggregate(aggregate, property, path)
-                    return Operand(read: Self.aggregateRead(aggregate, read), isCollection: false,
-                                   kind: aggregate == .count ? .int : (aggregate == .avg ? .double : property.kind), property: nil,
-                                   isRootProperty: false, description: path.text, constant: nil, items: nil)
-                }
-                return Operand(read: read, isCollection: crossedList || property.isList, kind: property.kind, property: property,
-                               isRootProperty: isRoot && !property.isList, description: path.text, constant: nil, items: nil)
+                return try valueOperand(path, property: property, index: index, in: bound, rows: rows,
+                                        crossedList: crossedList, isRoot: position == 0)
             }
             // Follow a link (or a list of links, or linking objects) to the next type.
-            let backlink = property.kind == .linkingObjects, embedded = property.kind == .embedded
-            guard property.kind == .object || backlink || embedded, let targetName = property.objectClassName, let target = realm.queryType(named: targetName) else {
-                if isLast, let aggregate = path.aggregate {
-                    throw error(path.offset, "@\(aggregate.rawValue) needs a list; \(bound.className).\(name) is not one")
-                }
-                throw error(path.offset, "\(bound.className).\(name) is not a link, so '\(path.text)' cannot go on past it")
-            }
-            let origin = backlink ? target.schema.index(of: property.originProperty ?? "").map { (target, $0) } : nil
-            if backlink && origin == nil {
-                throw error(path.offset, "\(bound.className).\(name) reads links from \(targetName).\(property.originProperty ?? ""), which does not exist")
-            }
+            let step = try follow(path, property: property, index: index, from: bound, rows: rows, isLast: isLast)
             let previous = rows
-            let isList = property.isList || backlink
-            let table = target.table
-            let linked = Self.linkedKeys(index: index, isList: isList, origin: origin)
-            rows = { realm, field in
-                var next: [RowRef] = []
-                for row in previous(realm, field) {
-                    if embedded {
-                        // Embedded objects are read from the row that holds them.
-                        next += Self.embeddedRows(row.read(index, field))
-                        continue
-                    }
-                    for key in linked(realm, row, field) {
-                        if let reader = realm.queryRow(table: table, key: key) { next.append(.linked(reader)) }
-                    }
-                }
-                return next
-            }
-            if isList { crossedList = true }
-            isRoot = false
-            bound = target
+            rows = step.rows
+            if step.isList { crossedList = true }
+            bound = step.target
             if isLast, let aggregate = path.aggregate {
                 // `phones.@count`, or `phones.@max.number`.
-                guard isList else { throw error(path.offset, "@\(aggregate.rawValue) needs a list; \(path.components.joined(separator: ".")) is a single link") }
-                let reached = rows
-                if aggregate == .count {
-                    guard path.aggregated.isEmpty else { throw error(path.offset, "@count takes no property after it") }
-                    return Operand(read: { realm, field in [.int(Int64(reached(realm, field).count))] }, isCollection: false, kind: .int,
-                                   property: nil, isRootProperty: false, description: path.text, constant: nil, items: nil)
-                }
-                guard let name = path.aggregated.first, let inner = target.schema.index(of: name) else {
-                    throw error(path.offset, "@\(aggregate.rawValue) of a list of \(target.className) needs one of its properties after it")
-                }
-                let innerProperty = target.schema.properties[inner]
-                try checkAggregate(aggregate, innerProperty, path)
-                let values: (any TextQuerySource, (Int) -> FieldValue) -> [FieldValue] = { realm, field in reached(realm, field).map { $0.read(inner, field) } }
-                return Operand(read: Self.aggregateRead(aggregate, values), isCollection: false,
-                               kind: aggregate == .avg ? .double : innerProperty.kind, property: nil, isRootProperty: false,
-                               description: path.text, constant: nil, items: nil)
+                guard step.isList else { throw error(path.offset, "@\(aggregate.rawValue) needs a list; \(path.components.joined(separator: ".")) is a single link") }
+                return try listAggregateOperand(path, aggregate: aggregate, target: step.target, reached: step.rows)
             }
             if isLast {
                 // A link compared as a whole: `car == nil`, `car == %@` (nil when a to-one
                 // link before it is nil, as above).
-                let reached = previousLinks(previous, linked: linked, table: backlink ? nil : table, single: !crossedList)
+                let reached = previousLinks(previous, linked: step.linked, table: property.kind == .linkingObjects ? nil : step.target.table,
+                                            single: !crossedList)
                 return Operand(read: reached, isCollection: crossedList, kind: .object, property: property, isRootProperty: false,
                                description: path.text, constant: nil, items: nil)
             }
         }
         throw error(path.offset, "'\(path.text)' does not name a property")
+    }
+
+    /// The operand of a key path ending at a stored property (or an aggregate of a list
+    /// property): its values read from the rows reached so far.
+    private func valueOperand(_ path: TextQuery.KeyPath, property: PropertySchema, index: Int, in bound: any TextQueryType,
+                              rows previous: @escaping RowsReader, crossedList: Bool, isRoot: Bool) throws -> Operand {
+        let listRead = property.isList
+        // Through to-one links only, the operand is one value: a nil (or deleted)
+        // link on the way makes it nil, as NSPredicate and #Predicate read it, so
+        // `car.model == nil` holds and `!=` stays the negation of `==`.
+        let single = !crossedList && !listRead
+        // Links read as the objects do: one to a deleted object is nil (a list skips it).
+        let targetTable = property.kind == .object ? property.objectClassName.flatMap(realm.queryType(named:))?.table : nil
+        let read: ValuesReader = { realm, field in
+            var values: [FieldValue] = []
+            for row in previous(realm, field) {
+                var value = row.read(index, field)
+                if let targetTable, case .link(let key) = value, realm.queryRow(table: targetTable, key: key) == nil { value = .null }
+                if listRead, case .list(var items) = value {
+                    if let targetTable {
+                        items.removeAll { if case .link(let key) = $0 { return realm.queryRow(table: targetTable, key: key) == nil } else { return false } }
+                    }
+                    values.append(contentsOf: items)
+                } else {
+                    values.append(value)
+                }
+            }
+            return single && values.isEmpty ? [.null] : values
+        }
+        if let aggregate = path.aggregate {
+            guard property.isList else { throw error(path.offset, "@\(aggregate.rawValue) needs a list; \(bound.className).\(property.name) is not one") }
+            guard !crossedList else { throw error(path.offset, "@\(aggregate.rawValue) of a list reached through another list is not supported") }
+            if aggregate != .count, property.kind == .object {
+                throw error(path.offset, "@\(aggregate.rawValue) of a list of objects needs a property: \(path.text).name")
+            }
+            try checkAggregate(aggregate, property, path)
+            return Operand(read: Self.aggregateRead(aggregate, read), isCollection: false,
+                           kind: aggregate == .count ? .int : (aggregate == .avg ? .double : property.kind), property: nil,
+                           isRootProperty: false, description: path.text, constant: nil, items: nil)
+        }
+        return Operand(read: read, isCollection: crossedList || property.isList, kind: property.kind, property: property,
+                       isRootProperty: isRoot && !property.isList, description: path.text, constant: nil, items: nil)
+    }
+
+    /// One step through a link, a list of links, linking objects or an embedded object:
+    /// the type reached, how its rows are read, and how the step's keys are read.
+    private func follow(_ path: TextQuery.KeyPath, property: PropertySchema, index: Int, from bound: any TextQueryType,
+                        rows previous: @escaping RowsReader, isLast: Bool)
+        throws -> (target: any TextQueryType, rows: RowsReader, isList: Bool, linked: (any TextQuerySource, RowRef, (Int) -> FieldValue) -> [[UInt8]]) {
+        let backlink = property.kind == .linkingObjects, embedded = property.kind == .embedded
+        guard property.kind == .object || backlink || embedded, let targetName = property.objectClassName, let target = realm.queryType(named: targetName) else {
+            if isLast, let aggregate = path.aggregate {
+                throw error(path.offset, "@\(aggregate.rawValue) needs a list; \(bound.className).\(property.name) is not one")
+            }
+            throw error(path.offset, "\(bound.className).\(property.name) is not a link, so '\(path.text)' cannot go on past it")
+        }
+        let origin = backlink ? target.schema.index(of: property.originProperty ?? "").map { (target, $0) } : nil
+        if backlink && origin == nil {
+            throw error(path.offset, "\(bound.className).\(property.name) reads links from \(targetName).\(property.originProperty ?? ""), which does not exist")
+        }
+        let isList = property.isList || backlink
+        let table = target.table
+        let linked = Self.linkedKeys(index: index, isList: isList, origin: origin)
+        let rows: RowsReader = { realm, field in
+            var next: [RowRef] = []
+            for row in previous(realm, field) {
+                if embedded {
+                    // Embedded objects are read from the row that holds them.
+                    next += Self.embeddedRows(row.read(index, field))
+                    continue
+                }
+                for key in linked(realm, row, field) {
+                    if let reader = realm.queryRow(table: table, key: key) { next.append(.linked(reader)) }
+                }
+            }
+            return next
+        }
+        return (target, rows, isList, linked)
+    }
+
+    /// `list.@count`, or `list.@max.property`, over the rows a list step reached.
+    private func listAggregateOperand(_ path: TextQuery.KeyPath, aggregate: TextQuery.Aggregate, target: any TextQueryType,
+                                      reached: @escaping RowsReader) throws -> Operand {
+        if aggregate == .count {
+            guard path.aggregated.isEmpty else { throw error(path.offset, "@count takes no property after it") }
+            return Operand(read: { realm, field in [.int(Int64(reached(realm, field).count))] }, isCollection: false, kind: .int,
+                           property: nil, isRootProperty: false, description: path.text, constant: nil, items: nil)
+        }
+        guard let name = path.aggregated.first, let inner = target.schema.index(of: name) else {
+            throw error(path.offset, "@\(aggregate.rawValue) of a list of \(target.className) needs one of its properties after it")
+        }
+        let innerProperty = target.schema.properties[inner]
+        try checkAggregate(aggregate, innerProperty, path)
+        let values: ValuesReader = { realm, field in reached(realm, field).map { $0.read(inner, field) } }
+        return Operand(read: Self.aggregateRead(aggregate, values), isCollection: false,
+                       kind: aggregate == .avg ? .double : innerProperty.kind, property: nil, isRootProperty: false,
+                       description: path.text, constant: nil, items: nil)
     }
 
     /// The link values themselves (for comparisons of a link with nil or an object).
