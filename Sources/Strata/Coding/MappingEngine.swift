@@ -193,52 +193,67 @@ struct MappingEngine {
                     draft.fields[rule.index] = .string(String(decoding: try value.data(), as: UTF8.self))
                 }
             case .relationship(let child, _, let weak):
-                if property.isList {
-                    switch value {
-                    case .null: draft.links[rule.index] = .many([])
-                    case .array(let elements):
-                        events?.append(.willCollection(value, child))
-                        var children: [Draft] = []
-                        for (position, element) in elements.enumerated() {
-                            children.append(try collect(element, mapping: child,
-                                                       at: DraftLocation(parent: draft.location, member: rule.pathText, position: position),
-                                                       weak: weak, perRoot: min(perRoot * elements.count, 1 << 20)))
-                        }
-                        events?.append(.didCollection(value, child, children))
-                        draft.links[rule.index] = .many(children)
-                    default:
-                        if try mismatch(path: location(), expected: "an array of \(child.className)", found: value) { continue }
-                    }
-                } else if value == .null {
-                    draft.links[rule.index] = .one(nil)
-                } else {
-                    draft.links[rule.index] = .one(try collect(value, mapping: child, at: DraftLocation(parent: draft.location, member: rule.pathText, position: -1),
-                                                              weak: weak, perRoot: perRoot))
-                }
+                try collectLinks(value, rule: rule, child: child, weak: weak, into: draft, perRoot: perRoot, path: location())
             }
         }
-        if let identityIndex = mapping.identityIndex {
-            guard let identity = draft.fields[identityIndex], identity != .null else {
-                let path = path(of: draft)
-                throw JSONMappingError.missingPrimaryKey(path: path.isEmpty ? "$" : path, type: mapping.className,
-                                                         property: schema.properties[identityIndex].name)
-            }
-            draft.identity = identity
-            let type = ObjectIdentifier(mapping.type)
-            if let earlier = known[type]?[identity] {
-                // The same object twice in one payload: one object, later values win.
-                if !weak {
-                    for (index, field) in draft.fields.enumerated() where field != nil { earlier.fields[index] = field }
-                    earlier.links.merge(draft.links) { $1 }
-                }
-                earlier.onlyWeak = earlier.onlyWeak && weak
-                return mapped(earlier)
-            }
-            // At most 2^18 slots up front: a guess must not cost more than the payload.
-            known[type, default: Self.table(capacity: min(expectedCount * perRoot, 1 << 18))][identity] = draft
-        }
+        if let earlier = try identify(draft, weak: weak, perRoot: perRoot) { return mapped(earlier) }
         drafts.append(draft)
         return mapped(draft)
+    }
+
+    /// A relationship's drafts: each element of a JSON array (to-many), or the one object
+    /// (to-one); null clears the link.
+    private mutating func collectLinks(_ value: JSONValue, rule: ObjectMapping.Rule, child: ObjectMapping, weak: Bool, into draft: Draft,
+                                       perRoot: Int, path: @autoclosure () -> String) throws {
+        let property = draft.mapping.info.schema.properties[rule.index]
+        guard property.isList else {
+            draft.links[rule.index] = value == .null ? .one(nil)
+                : .one(try collect(value, mapping: child, at: DraftLocation(parent: draft.location, member: rule.pathText, position: -1),
+                                   weak: weak, perRoot: perRoot))
+            return
+        }
+        switch value {
+        case .null: draft.links[rule.index] = .many([])
+        case .array(let elements):
+            events?.append(.willCollection(value, child))
+            var children: [Draft] = []
+            for (position, element) in elements.enumerated() {
+                children.append(try collect(element, mapping: child,
+                                           at: DraftLocation(parent: draft.location, member: rule.pathText, position: position),
+                                           weak: weak, perRoot: min(perRoot * elements.count, 1 << 20)))
+            }
+            events?.append(.didCollection(value, child, children))
+            draft.links[rule.index] = .many(children)
+        default:
+            _ = try mismatch(path: path(), expected: "an array of \(child.className)", found: value)
+        }
+    }
+
+    /// Gives a draft its identity (its mapping's primary key or identity property, which it
+    /// must have) and returns the draft already read for that identity in this payload, if
+    /// any, with this one's values merged into it: the same object twice is one object,
+    /// later values winning.
+    private mutating func identify(_ draft: Draft, weak: Bool, perRoot: Int) throws -> Draft? {
+        let mapping = draft.mapping
+        guard let identityIndex = mapping.identityIndex else { return nil }
+        guard let identity = draft.fields[identityIndex], identity != .null else {
+            let path = path(of: draft)
+            throw JSONMappingError.missingPrimaryKey(path: path.isEmpty ? "$" : path, type: mapping.className,
+                                                     property: mapping.info.schema.properties[identityIndex].name)
+        }
+        draft.identity = identity
+        let type = ObjectIdentifier(mapping.type)
+        if let earlier = known[type]?[identity] {
+            if !weak {
+                for (index, field) in draft.fields.enumerated() where field != nil { earlier.fields[index] = field }
+                earlier.links.merge(draft.links) { $1 }
+            }
+            earlier.onlyWeak = earlier.onlyWeak && weak
+            return earlier
+        }
+        // At most 2^18 slots up front: a guess must not cost more than the payload.
+        known[type, default: Self.table(capacity: min(expectedCount * perRoot, 1 << 18))][identity] = draft
+        return nil
     }
 
     /// Reads the list in `data` — the top-level array, or the array under the member
