@@ -65,13 +65,16 @@ let package = Package(
             dependencies: ["Strata"],
             path: "Tests/RealmCrashHelper"
         ),
+        // What the test targets share: the seeded generator, STRATA_SEED and STRATA_FUZZ_SCALE,
+        // temporary directories, child processes. Foundation only, so any test target may use it.
+        .target(name: "StrataTestSupport", path: "Tests/StrataTestSupport"),
         .testTarget(
             name: "StrataStorageTests",
-            dependencies: ["StrataStorage", "strata-crash-helper"]
+            dependencies: ["StrataStorage", "strata-crash-helper", "StrataTestSupport"]
         ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "strata-realm-crash-helper"],
+            dependencies: ["Strata", "strata-realm-crash-helper", "StrataTestSupport"],
             // JSON fixtures (the JSONTestSuite "minefield"), read by path.
             exclude: ["Fixtures"]
         ),
@@ -88,7 +91,7 @@ let package = Package(
         // The `strata` tool, run as a user runs it: as a process, on real stores.
         .testTarget(
             name: "StrataToolTests",
-            dependencies: ["Strata", "StrataStorage", "strata"]
+            dependencies: ["Strata", "StrataStorage", "strata", "StrataTestSupport"]
         ),
     ],
     swiftLanguageModes: [.v6]

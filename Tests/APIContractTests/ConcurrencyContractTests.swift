@@ -61,7 +61,7 @@ final class ConcurrencyContractTests: XCTestCase {
         try? FileManager.default.removeItem(at: url)
     }
 
-    func testSection7() async throws {
+    func testHandlersInTasksAnImporterActorFrozenValuesAndAsyncChanges() async throws {
         let config = Settings(url).config
         let counts = try await withThrowingTaskGroup(of: Int.self) { group in
             for i in 0..<16 { group.addTask { try await handle(i, config: config) } }

@@ -16,7 +16,7 @@ final class EngineAdditionsContractTests: XCTestCase {
         try? FileManager.default.removeItem(at: url)
     }
 
-    func testSection9() throws {
+    func testEncryptionAtRestFileModesWrongKeyAndMissingSegment() throws {
         let key64 = Data((0 ..< 64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
         var options = StoreOptions()
         options.encryptionKey = key64        // Data of 64 bytes (Realm's size), nil = plain

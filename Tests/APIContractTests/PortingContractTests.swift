@@ -12,7 +12,7 @@ final class Contact: Object {
 }
 
 /// The §8 model-type lines, as written there (in a namespace: `Car` is taken).
-enum Section8 {
+enum PortedModelTypes {
     final class Address: EmbeddedObject { @Persisted var street: String = "" }
 
     final class Car: Object {
@@ -29,38 +29,38 @@ enum Section8 {
 }
 
 final class PortingContractTests: XCTestCase {
-    func testSection8ModelTypes() throws {
+    func testObjectIdEmbeddedObjectsLinkingObjectsMutableSetAndMap() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-contract-8m-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: url) }
         var config = Realm.Configuration(directory: url)
-        config.objectTypes = [Section8.Owner.self, Section8.Car.self, Section8.Address.self]
+        config.objectTypes = [PortedModelTypes.Owner.self, PortedModelTypes.Car.self, PortedModelTypes.Address.self]
         let realm = try Realm(configuration: config)
         let id = ObjectId.generate()
         XCTAssertEqual(id.stringValue.count, 24)
         XCTAssertEqual(try ObjectId(string: id.stringValue), id)
         XCTAssertLessThan(id, ObjectId.generate())
-        let owner = Section8.Owner()
+        let owner = PortedModelTypes.Owner()
         owner._id = id
-        let home = Section8.Address(); home.street = "1 Main"
+        let home = PortedModelTypes.Address(); home.street = "1 Main"
         owner.address = home
-        owner.addresses.append(Section8.Address())
+        owner.addresses.append(PortedModelTypes.Address())
         owner.labels.insert("vip")
         owner.scores["level"] = 3
-        let car = Section8.Car()
+        let car = PortedModelTypes.Car()
         car.owner = owner
         try realm.write { try realm.add(car) }
         XCTAssertEqual(owner.cars.count, 1)
         XCTAssertEqual(owner.address?.street, "1 Main")
         XCTAssertTrue(owner.labels.contains("vip"))
         XCTAssertEqual(owner.scores["level"], 3)
-        XCTAssertEqual(realm.objects(Section8.Owner.self).filter("_id == %@", id).count, 1)
-        XCTAssertEqual(realm.objects(Section8.Owner.self).filter(#Predicate { $0._id == id }).count, 1)
-        XCTAssertEqual(realm.objects(Section8.Owner.self).filter("cars.@count == 1 AND address.street == '1 Main'").count, 1)
+        XCTAssertEqual(realm.objects(PortedModelTypes.Owner.self).filter("_id == %@", id).count, 1)
+        XCTAssertEqual(realm.objects(PortedModelTypes.Owner.self).filter(#Predicate { $0._id == id }).count, 1)
+        XCTAssertEqual(realm.objects(PortedModelTypes.Owner.self).filter("cars.@count == 1 AND address.street == '1 Main'").count, 1)
         try realm.write { try realm.delete(owner) }
         XCTAssertTrue(home.isInvalidated)
     }
 
-    func testSection8RealmSwiftNames() throws {
+    func testRealmSwiftListResultsAndDynamicObjectNames() throws {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-contract-8-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: url) }
         var config = Realm.Configuration(directory: url)

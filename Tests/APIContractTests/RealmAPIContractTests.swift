@@ -63,7 +63,7 @@ final class RealmAPIContractTests: XCTestCase {
         try? FileManager.default.removeItem(at: url)
     }
 
-    func testSection2() throws {
+    func testConfigurationWritesQueriesHandoffCopiesAndObservers() throws {
         let serialQueue = DispatchQueue(label: "contract")
         var config = Realm.Configuration(directory: url)      // a Store directory
         config.objectTypes = [User.self, Car.self, Phone.self] // the schema
@@ -198,7 +198,7 @@ final class RealmAPIContractTests: XCTestCase {
         XCTAssertEqual(user.rank, 0)
     }
 
-    func testSection5() throws {
+    func testColumnCodableValuesAndColumnTypes() throws {
         struct Point: ColumnCodable {
             var x: Int
             static var columnType: ColumnType { .integer64 }

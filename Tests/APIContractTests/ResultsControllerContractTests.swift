@@ -62,7 +62,7 @@ final class TextList: RealmResultsControllerDelegate {
 }
 
 final class ResultsControllerContractTests: XCTestCase {
-    func testSection4AndTheTextList() throws {
+    func testRequestSectionsFilterUpdatesAndTheTextList() throws {
         var config = Realm.Configuration(inMemoryIdentifier: "contract-\(UUID().uuidString)")
         config.objectTypes = [TaskModel.self]
         let realm = try Realm(configuration: config)

@@ -609,7 +609,7 @@ final class SeedExamplesTests: XCTestCase {
     }
 
     /// API.md §8's seed lines, as written there (`Task` is `TaskEntity` here).
-    func testAPIContractSection8SeedLines() throws {
+    func testResultsControllerShimsAndFastEasyMappingSeedLines() throws {
         let realm = try openRealm()
         let task = TaskModel(id: 1, name: "a", projectID: 1)
         let old = TaskModel(id: 2, name: "b", projectID: 1)

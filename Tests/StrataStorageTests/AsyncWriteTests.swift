@@ -5,6 +5,7 @@
 
 import XCTest
 import Foundation
+import StrataTestSupport
 @testable import StrataStorage
 
 final class AsyncWriteTests: XCTestCase {

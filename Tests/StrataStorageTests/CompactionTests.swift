@@ -6,6 +6,7 @@
 import Foundation
 import XCTest
 import Synchronization
+import StrataTestSupport
 @testable import StrataStorage
 
 final class CompactionTests: XCTestCase {

@@ -6,6 +6,7 @@
 import Foundation
 import XCTest
 import Synchronization
+import StrataTestSupport
 @testable import StrataStorage
 
 private let groupSize = 8
@@ -20,7 +21,7 @@ final class ConcurrencyTests: XCTestCase {
         try store.write { txn in
             for i in 0 ..< groupSize { try txn.put(table: 1, key: groupKey(i), value: Array("0".utf8)) }
         }
-        let writers = 4, commitsPerWriter = 150 * fuzzScale, readers = 3
+        let writers = 4, commitsPerWriter = 150 * TestEnvironment.fuzzScale, readers = 3
         let failures = Locked<[String]>([])
         let done = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: writers + readers) { worker in

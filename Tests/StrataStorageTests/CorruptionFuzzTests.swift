@@ -6,6 +6,7 @@
 
 import Foundation
 import XCTest
+import StrataTestSupport
 @testable import StrataStorage
 
 final class CorruptionFuzzTests: XCTestCase {
@@ -121,7 +122,7 @@ final class CorruptionFuzzTests: XCTestCase {
         let source = TemporaryDirectory("fuzz-src")
         let pristine = try buildPristine(in: source)
         var rng = SplitMix64(seed: seed)
-        let cases = 400 * fuzzScale
+        let cases = 400 * TestEnvironment.fuzzScale
         var outcomes = ["open refused": 0, "read refused": 0, "all data intact": 0, "committed prefix (no clean marker)": 0]
         let names = pristine.files.keys.sorted()
         for n in 0 ..< cases {
@@ -219,7 +220,7 @@ final class CorruptionFuzzTests: XCTestCase {
         let source = TemporaryDirectory("fuzz-files-src")
         let pristine = try buildPristine(in: source)
         var rng = SplitMix64(seed: seed)
-        let cases = 200 * fuzzScale
+        let cases = 200 * TestEnvironment.fuzzScale
         var outcomes: [String: Int] = [:]
         let names = pristine.files.keys.sorted()
         let segments = names.filter { $0.hasSuffix(".seg") }

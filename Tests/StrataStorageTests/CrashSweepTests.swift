@@ -7,6 +7,7 @@
 
 import Foundation
 import XCTest
+import StrataTestSupport
 @testable import StrataStorage
 
 final class CrashSweepTests: XCTestCase {
@@ -122,7 +123,7 @@ final class CrashSweepTests: XCTestCase {
     private func sweep(label: String, configurations: [(Durability, Int?)], encryptionKey: Data? = nil) throws {
         for (index, (durability, compactEvery)) in configurations.enumerated() {
             let seed = baseSeed &+ 100 &+ UInt64(index) &+ (compactEvery == nil ? 0 : 50) &+ (encryptionKey == nil ? 0 : 20)
-            let workload = try recordWorkload(seed: seed, transactions: 40 * fuzzScale, durability: durability,
+            let workload = try recordWorkload(seed: seed, transactions: 40 * TestEnvironment.fuzzScale, durability: durability,
                                               compactEvery: compactEvery, encryptionKey: encryptionKey)
             var rng = SplitMix64(seed: seed)
             let variants = 2

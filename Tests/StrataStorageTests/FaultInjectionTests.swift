@@ -4,6 +4,7 @@
 
 import Foundation
 import XCTest
+import StrataTestSupport
 @testable import StrataStorage
 
 final class FaultInjectionTests: XCTestCase {

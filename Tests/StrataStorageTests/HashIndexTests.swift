@@ -3,6 +3,7 @@
 // splits, and the structure's invariants after every phase.
 
 import XCTest
+import StrataTestSupport
 @testable import StrataStorage
 
 final class HashIndexTests: XCTestCase {
@@ -19,7 +20,7 @@ final class HashIndexTests: XCTestCase {
         var index = HashIndex()
         var model: [IndexKey: Location] = [:]
         var copies: [(HashIndex, [IndexKey: Location])] = []
-        for step in 0 ..< 40_000 * fuzzScale {
+        for step in 0 ..< 40_000 * TestEnvironment.fuzzScale {
             let n = Int(rng.next() % 3000)
             let key = makeKey(n)
             if rng.next() % 4 == 0 {

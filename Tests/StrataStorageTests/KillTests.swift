@@ -5,32 +5,25 @@
 
 import Foundation
 import XCTest
+import StrataTestSupport
 @testable import StrataStorage
 @testable import strata_crash_helper
 
 final class KillTests: XCTestCase {
-    static var helperPath: String {
-        let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [here, here.deletingLastPathComponent()] {
-            let path = candidate.appendingPathComponent("strata-crash-helper").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent().appendingPathComponent("strata-crash-helper").path }
-            .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "strata-crash-helper"
-    }
+    static let helperPath = ChildProcess.executablePath(named: "strata-crash-helper")
 
     func testSIGKILLNeverLosesAnAcknowledgedCommit() throws {
-        for (durability, rounds) in [("full", 20 * fuzzScale), ("none", 10 * fuzzScale)] {
+        for (durability, rounds) in [("full", 20 * TestEnvironment.fuzzScale), ("none", 10 * TestEnvironment.fuzzScale)] {
             try killRounds(durability: durability, rounds: rounds, compacting: false)
         }
     }
 
     func testSIGKILLDuringCompactionNeverLosesAnAcknowledgedCommit() throws {
-        try killRounds(durability: "full", rounds: 20 * fuzzScale, compacting: true)
+        try killRounds(durability: "full", rounds: 20 * TestEnvironment.fuzzScale, compacting: true)
     }
 
     func testSIGKILLOfAnEncryptedStoreNeverLosesAnAcknowledgedCommit() throws {
-        try killRounds(durability: "full", rounds: 20 * fuzzScale, compacting: true, encrypted: true)
+        try killRounds(durability: "full", rounds: 20 * TestEnvironment.fuzzScale, compacting: true, encrypted: true)
     }
 
     private func killRounds(durability: String, rounds: Int, compacting: Bool, encrypted: Bool = false) throws {
@@ -38,23 +31,17 @@ final class KillTests: XCTestCase {
         var rng = SplitMix64(seed: baseSeed &+ 7)
         var finalSequence: UInt64 = 0
         for round in 0 ..< rounds {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: KillTests.helperPath)
-            process.arguments = [dir.path, durability, compacting ? "4096" : "16384"] + (compacting ? ["compact"] : [])
-                + (encrypted ? ["encrypted"] : [])
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.standardError
-            try process.run()
-            let reader = LineReader(handle: output.fileHandleForReading)
+            let child = try ChildProcess(executable: KillTests.helperPath,
+                                         arguments: [dir.path, durability, compacting ? "4096" : "16384"]
+                                             + (compacting ? ["compact"] : []) + (encrypted ? ["encrypted"] : []))
+            let reader = child.output
             guard let ready = reader.nextLine(), ready.hasPrefix("ready") else {
-                process.terminate()
+                child.terminate()
                 return XCTFail("helper did not start (round \(round)); is \(KillTests.helperPath) built?")
             }
             // Let it commit for a random while, then kill it mid-flight.
             usleep(UInt32(2_000 + rng.next() % 40_000))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            child.killAndWait()
             var acknowledged: UInt64 = 0
             while let line = reader.nextLine() {
                 if line.hasPrefix("ack "), let s = UInt64(line.dropFirst(4)) { acknowledged = max(acknowledged, s) }
@@ -71,27 +58,5 @@ final class KillTests: XCTestCase {
         }
         let compacted = compacting ? (try FileManager.default.contentsOfDirectory(atPath: dir.path)).count : 0
         print("kill test \(durability)\(compacting ? " with auto-compaction" : "")\(encrypted ? ", encrypted" : ""): \(rounds) SIGKILL rounds, \(finalSequence) commits in the store at the end\(compacting ? ", \(compacted) files" : "")")
-    }
-}
-
-/// Reads lines from a pipe until end of file.
-final class LineReader {
-    private let handle: FileHandle
-    private var buffer = Data()
-    private var eof = false
-
-    init(handle: FileHandle) { self.handle = handle }
-
-    func nextLine() -> String? {
-        while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[buffer.startIndex ..< newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex ... newline)
-                return line
-            }
-            if eof { return nil }
-            let chunk = handle.availableData
-            if chunk.isEmpty { eof = true } else { buffer.append(chunk) }
-        }
     }
 }

@@ -3,6 +3,7 @@
 
 import XCTest
 import Logging
+import StrataTestSupport
 @testable import StrataStorage
 
 /// Keeps every message it is given.

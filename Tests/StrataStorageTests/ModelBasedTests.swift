@@ -5,6 +5,7 @@
 
 import Foundation
 import XCTest
+import StrataTestSupport
 @testable import StrataStorage
 
 final class ModelBasedTests: XCTestCase {
@@ -16,7 +17,7 @@ final class ModelBasedTests: XCTestCase {
 
     func testRandomOperationsMatchTheModel() throws {
         let runs = 4
-        let stepsPerRun = 5_000 * fuzzScale
+        let stepsPerRun = 5_000 * TestEnvironment.fuzzScale
         for r in 0 ..< runs {
             try runRandom(seed: baseSeed &+ UInt64(r), steps: stepsPerRun, segmentSize: [4096, 16384, 1 << 20, 64 << 20][r])
         }

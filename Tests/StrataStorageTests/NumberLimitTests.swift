@@ -3,6 +3,7 @@
 // or a loop as long as the range.
 
 import XCTest
+import StrataTestSupport
 @testable import StrataStorage
 
 final class NumberLimitTests: XCTestCase {

@@ -2,6 +2,7 @@
 
 import XCTest
 import CStrataSupport
+import StrataTestSupport
 @testable import StrataStorage
 
 final class RecordFormatTests: XCTestCase {

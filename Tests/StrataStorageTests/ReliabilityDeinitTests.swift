@@ -5,6 +5,7 @@
 
 import Foundation
 import XCTest
+import StrataTestSupport
 @testable import StrataStorage
 
 final class ReliabilityDeinitTests: XCTestCase {
@@ -26,7 +27,7 @@ final class ReliabilityDeinitTests: XCTestCase {
         var opts = options(segmentSize: 4096, durability: .none)
         opts.autoCompaction = .custom(policy)
         let storeOptions = opts
-        let rounds = 60 * fuzzScale
+        let rounds = 60 * TestEnvironment.fuzzScale
         for round in 0 ..< rounds {
             let path = base.sub("r\(round)")
             // Overwrites across sealed segments, written without compaction: dead bytes waiting.

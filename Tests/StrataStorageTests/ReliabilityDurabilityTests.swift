@@ -5,6 +5,7 @@
 
 import Foundation
 import XCTest
+import StrataTestSupport
 @testable import StrataStorage
 
 final class ReliabilityDurabilityTests: XCTestCase {

@@ -4,6 +4,7 @@
 // Darwin branch is compiled only on Darwin (docs/ARCHITECTURE.md, "Platforms").
 
 import XCTest
+import StrataTestSupport
 @testable import StrataStorage
 #if canImport(Glibc)
 import Glibc
@@ -23,8 +24,7 @@ final class ReliabilityPlatformSyncTests: XCTestCase {
     }
 
     func testRealFileSyncsAndAFailedSyncIsASyncFailure() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("platform-sync-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = TemporaryDirectory("platform-sync", create: false)
         let fs = PosixFileSystem()
         try fs.createDirectory(directory.path)
         let file = try fs.openFile(directory.path + "/data", create: true, readOnly: false)

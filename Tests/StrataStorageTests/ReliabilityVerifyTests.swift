@@ -8,6 +8,7 @@
 
 import Foundation
 import XCTest
+import StrataTestSupport
 @testable import StrataStorage
 
 final class ReliabilityVerifyTests: XCTestCase {

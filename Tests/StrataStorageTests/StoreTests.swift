@@ -3,6 +3,7 @@
 
 import Foundation
 import XCTest
+import StrataTestSupport
 @testable import StrataStorage
 
 final class StoreTests: XCTestCase {

@@ -3,6 +3,7 @@
 // millisecond) and damaged strings. Where it declines, the formatter decides.
 
 import XCTest
+import StrataTestSupport
 @testable import Strata
 
 final class FixedDatePatternTests: XCTestCase {
@@ -15,8 +16,8 @@ final class FixedDatePatternTests: XCTestCase {
     }
 
     func testAgreesWithDateFormatterWhereverItAnswers() throws {
-        var generator = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["STRATA_SEED"] ?? "") ?? 17)
-        let scale = Int(ProcessInfo.processInfo.environment["STRATA_FUZZ_SCALE"] ?? "") ?? 1
+        var generator = SplitMix64(seed: TestEnvironment.seed(default: 17))
+        let scale = TestEnvironment.fuzzScale
         let formats = ["EEE MMM dd HH:mm:ss Z yyyy", "yyyy-MM-dd'T'HH:mm:ssZZZZZ", "yyyy-MM-dd'T'HH:mm:ss.SSSZ",
                        "yyyy-MM-dd", "dd/MM/yyyy HH:mm", "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX", "MMM dd, yyyy", "yyyyMMdd'T'HHmmss.SS"]
         let zones = [TimeZone(identifier: "UTC")!, TimeZone(secondsFromGMT: 19_800)!, TimeZone(secondsFromGMT: -25_200)!,

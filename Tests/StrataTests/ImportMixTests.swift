@@ -4,6 +4,7 @@
 // secondary index (`city`).
 
 import XCTest
+import StrataTestSupport
 @testable import Strata
 
 final class Shop: Object {
@@ -19,9 +20,9 @@ final class ImportMixTests: RealmTestCase {
     }
 
     func testImportsHandEditsQueriesAndCancelsInOneWriteMatchAModel() throws {
-        let seed = UInt64(ProcessInfo.processInfo.environment["STRATA_SEED"] ?? "") ?? 23
-        let scale = Int(ProcessInfo.processInfo.environment["STRATA_FUZZ_SCALE"] ?? "") ?? 1
-        var generator = SeededGenerator(seed: seed)
+        let seed = TestEnvironment.seed(default: 23)
+        let scale = TestEnvironment.fuzzScale
+        var generator = SplitMix64(seed: seed)
         let realm = try openRealm(types: [Shop.self])
         let coder = RealmCoder(realm: realm)
         let cities = ["Raleigh", "Lisbon", "Osaka"]

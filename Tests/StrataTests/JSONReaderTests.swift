@@ -3,6 +3,7 @@
 // i_ files either way — the choices are pinned here and documented in docs/json.md.
 
 import XCTest
+import StrataTestSupport
 @testable import Strata
 
 final class JSONReaderTests: XCTestCase {
@@ -104,8 +105,8 @@ final class JSONReaderTests: XCTestCase {
     /// keys (shared by the reader through a small table, where two keys can collide):
     /// written by our writer and by JSONSerialization, read back equal.
     func testRandomDocumentsRoundTrip() throws {
-        var generator = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["STRATA_SEED"] ?? "") ?? 11)
-        let scale = Int(ProcessInfo.processInfo.environment["STRATA_FUZZ_SCALE"] ?? "") ?? 1
+        var generator = SplitMix64(seed: TestEnvironment.seed(default: 11))
+        let scale = TestEnvironment.fuzzScale
         let pieces = ["a", "Z", "0", " ", "\"", "\\", "/", "\n", "\t", "\u{1}", "\u{1F}", "\u{7F}", "é", "中", "😀", "\u{FFFF}", "~"]
         func randomString(_ maxLength: Int) -> String {
             String((0 ..< Int.random(in: 0 ... maxLength, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined())

@@ -161,9 +161,7 @@ final class ModelTypesMigrationTests: RealmTestCase {
             ownerExport = try JSONSerialization.data(withJSONObject: try inspector.objects(ofType: "Contact"))
         }
         // Import into a fresh store of the same schema.
-        let first = directory!
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-import-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: first) }
+        directory = newDirectory("strata-import")
         do { _ = try Realm(configuration: configuration(types: types)) }
         do {
             let store = try Store(directory: directory, options: StoreOptions())

@@ -4,6 +4,7 @@
 
 import Foundation
 import XCTest
+import StrataTestSupport
 @testable import Strata
 
 final class Tagged: Object {
@@ -139,7 +140,7 @@ final class MutableSetTests: RealmTestCase {
     }
 
     func testSetMatchesSwiftSetUnderRandomOperationsAcrossReopening() throws {
-        var random = SeededGenerator(seed: 0x5E7)
+        var random = SplitMix64(seed: 0x5E7)
         var model = Set<String>()
         let id = ObjectId.generate()
         do {
@@ -218,7 +219,7 @@ final class MapTests: RealmTestCase {
     }
 
     func testMapMatchesSwiftDictionaryUnderRandomOperationsAcrossReopening() throws {
-        var random = SeededGenerator(seed: 0x3A9)
+        var random = SplitMix64(seed: 0x3A9)
         var model: [String: Int] = [:]
         let id = ObjectId.generate()
         do {

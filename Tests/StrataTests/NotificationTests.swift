@@ -3,6 +3,7 @@
 
 import XCTest
 import Dispatch
+import StrataTestSupport
 @testable import Strata
 
 final class NotificationTests: RealmTestCase {
@@ -87,7 +88,7 @@ final class NotificationTests: RealmTestCase {
     func testReplayingChangesRebuildsTheResults() throws {
         // Apply each update to a copy of the previous keys; it must equal the new results.
         let realm = try openRealm()
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         try realm.write {
             for i in 0 ..< 60 { try realm.add(makeUser("\(i)", rank: Int.random(in: 0 ..< 30, using: &generator))) }
         }
@@ -200,18 +201,5 @@ enum MainActorFree {
     static func changes(_ config: Realm.Configuration) async throws -> AsyncStream<CollectionChangeSet> {
         let realm = try Realm(configuration: config)
         return realm.objects(User.self).changes
-    }
-}
-
-/// A small deterministic random generator (SplitMix64) for reproducible tests.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -3,6 +3,7 @@
 // value, and lookups stay exact through bucket splits.
 
 import XCTest
+import StrataTestSupport
 @testable import Strata
 
 final class Flagged: Object {
@@ -43,9 +44,37 @@ final class PopularIndexTests: RealmTestCase {
 
     /// Random inserts, deletes and value changes over tens of thousands of objects sharing
     /// few values (so buckets split): index lookups always equal a full scan.
+    /// The index checker itself: a stale record, and a posting list that lost an object,
+    /// are each reported (so the checks above can fail).
+    func testTheIndexCheckerFindsStaleAndMissingEntries() throws {
+        let realm = try Realm(configuration: configuration(types: [Flagged.self]))
+        try realm.write {
+            for i in 0 ..< 10 {
+                let object = Flagged()
+                object.id = i
+                object.status = i % 2
+                try realm.add(object)
+            }
+        }
+        XCTAssertNil(realm.checkIndexInvariants())
+        let bound = try XCTUnwrap(realm.boundTypes.first { $0.className == "Flagged" })
+        let table = bound.indexTable(try XCTUnwrap(bound.schema.index(of: "status")))
+        // A list for a value no object holds.
+        let stale = SecondaryIndex.bucketKey(IndexValueKey.bytes(for: .int(7)), SecondaryIndex.listSlot)
+        try realm.store.write { try $0.put(table: table, key: stale, value: SecondaryIndex.encodePostings([PrimaryKeyValue.int(3).keyBytes])) }
+        realm.refresh()
+        XCTAssertTrue(realm.checkIndexInvariants()?.contains("reachable from no value") ?? false, "\(String(describing: realm.checkIndexInvariants()))")
+        try realm.store.write { try $0.delete(table: table, key: stale) }
+        // The list of status 1 without object 3.
+        let list = SecondaryIndex.bucketKey(IndexValueKey.bytes(for: .int(1)), SecondaryIndex.listSlot)
+        try realm.store.write { try $0.put(table: table, key: list, value: SecondaryIndex.encodePostings([1, 5, 7, 9].map { PrimaryKeyValue.int(Int64($0)).keyBytes })) }
+        realm.refresh()
+        XCTAssertTrue(realm.checkIndexInvariants()?.contains("the index holds 4 objects for") ?? false, "\(String(describing: realm.checkIndexInvariants()))")
+    }
+
     func testLookupsEqualAScanThroughSplits() throws {
         let realm = try Realm(configuration: configuration(types: [Flagged.self]))
-        var rng = SeededGenerator(seed: 0x1D_E7)
+        var rng = SplitMix64(seed: 0x1D_E7)
         var model: [Int: Int] = [:]
         try realm.write {
             for i in 0..<40_000 {
@@ -81,6 +110,7 @@ final class PopularIndexTests: RealmTestCase {
                 }
             }
             if round % 8 == 7 || round == 39 {
+                if round == 39 { XCTAssertNil(realm.checkIndexInvariants()) }   // every record reachable, none stale
                 for value in 0..<3 {
                     let expected = Set(model.filter { $0.value == value }.keys)
                     let indexed = realm.objects(Flagged.self).filter(#Predicate { $0.status == value })

@@ -12,6 +12,7 @@
 
 import Foundation
 import XCTest
+import StrataTestSupport
 @testable import Strata
 
 final class PredicateDifferentialTests: RealmTestCase {
@@ -108,13 +109,13 @@ final class PredicateDifferentialTests: RealmTestCase {
 
     static func quoted(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "\\'") + "'" }
 
-    static func randomString(_ rng: inout SeededGenerator) -> String {
+    static func randomString(_ rng: inout SplitMix64) -> String {
         (0 ..< Int.random(in: 0 ... 3, using: &rng)).map { _ in letters.randomElement(using: &rng)! }.joined()
     }
 
     // MARK: Random conditions
 
-    static func randomCondition(_ rng: inout SeededGenerator, depth: Int) -> Condition {
+    static func randomCondition(_ rng: inout SplitMix64, depth: Int) -> Condition {
         if depth > 0, Int.random(in: 0 ..< 3, using: &rng) == 0 {
             let a = randomCondition(&rng, depth: depth - 1), b = randomCondition(&rng, depth: depth - 1)
             switch Int.random(in: 0 ..< 3, using: &rng) {
@@ -227,7 +228,7 @@ final class PredicateDifferentialTests: RealmTestCase {
 
     func testRandomPredicatesStringsAndTheOracleAgree() throws {
         let realm = try openRealm()
-        var rng = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["STRATA_SEED"] ?? "") ?? 0x14_D1FF)
+        var rng = SplitMix64(seed: TestEnvironment.seed(default: 0x14_D1FF))
         var people: [Person] = []
         try realm.write {
             let cars = Self.carModels.enumerated().map { position, model in
@@ -255,7 +256,7 @@ final class PredicateDifferentialTests: RealmTestCase {
         }
         let users = realm.objects(User.self)
         let objects = people.map { realm.object(ofType: User.self, forPrimaryKey: $0.id)! }
-        let count = 5000 * fuzzScaleForPredicates
+        let count = 5000 * TestEnvironment.fuzzScale
         var translated = 0, nonTrivial = 0
         for n in 0 ..< count {
             let condition = Self.randomCondition(&rng, depth: 3)
@@ -282,9 +283,3 @@ extension User {
     /// in a predicate read values).
     var tagArray: [String] { Array(tags) }
 }
-
-/// Scales the differential test with `STRATA_FUZZ_SCALE`.
-private let fuzzScaleForPredicates: Int = {
-    if let raw = ProcessInfo.processInfo.environment["STRATA_FUZZ_SCALE"], let n = Int(raw), n > 0 { return n }
-    return 1
-}()

@@ -4,6 +4,7 @@
 // checks a decode never traps and never leaves a partial write.
 
 import XCTest
+import StrataTestSupport
 @testable import Strata
 
 final class GitHubActor: Object {
@@ -141,8 +142,8 @@ final class RealPayloadTests: RealmTestCase {
         twitterDates.locale = Locale(identifier: "en_US_POSIX")
         twitterDates.dateFormat = "EEE MMM dd HH:mm:ss Z yyyy"
         let coder = RealmCoder(realm: realm, dateFormatter: twitterDates, keyStrategy: .convertFromSnakeCase)
-        var generator = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["STRATA_SEED"] ?? "") ?? 5)
-        let scale = Int(ProcessInfo.processInfo.environment["STRATA_FUZZ_SCALE"] ?? "") ?? 1
+        var generator = SplitMix64(seed: TestEnvironment.seed(default: 5))
+        let scale = TestEnvironment.fuzzScale
         _ = try coder.decodeArray(Status.self, from: data)      // a store with data, which failures must not touch
         let source = Array(data)
         let parsed = try JSONValue(data: data)

@@ -4,45 +4,30 @@
 // include every acknowledged write, and that the secondary index agrees with a scan.
 
 import XCTest
+import StrataTestSupport
 @testable import Strata
 @testable import strata_realm_crash_helper
 
 final class RealmKillTests: XCTestCase {
-    static var helperPath: String {
-        let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [here, here.deletingLastPathComponent()] {
-            let path = candidate.appendingPathComponent("strata-realm-crash-helper").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return Bundle.allBundles.map { $0.bundleURL.deletingLastPathComponent().appendingPathComponent("strata-realm-crash-helper").path }
-            .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "strata-realm-crash-helper"
-    }
+    static let helperPath = ChildProcess.executablePath(named: "strata-realm-crash-helper")
 
     func testRealmWriteIsAllOrNothingAcrossSIGKILL() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-realm-kill-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let scale = Int(ProcessInfo.processInfo.environment["STRATA_FUZZ_SCALE"] ?? "") ?? 1
-        var generator = SeededGenerator(seed: UInt64(ProcessInfo.processInfo.environment["STRATA_SEED"] ?? "") ?? 99)
-        var config = Realm.Configuration(directory: directory)
+        let directory = TemporaryDirectory("strata-realm-kill", create: false)
+        let scale = TestEnvironment.fuzzScale
+        var generator = SplitMix64(seed: TestEnvironment.seed(default: 99))
+        var config = Realm.Configuration(directory: directory.url)
         config.objectTypes = RealmWorkload.types
         config.storeOptions.segmentSize = 32 << 10
         var last = 0
         for round in 0 ..< 12 * scale {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: Self.helperPath)
-            process.arguments = [directory.path]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.standardError
-            try process.run()
-            let reader = PipeLineReader(handle: output.fileHandleForReading)
+            let child = try ChildProcess(executable: Self.helperPath, arguments: [directory.path])
+            let reader = child.output
             guard let ready = reader.nextLine(), ready.hasPrefix("ready") else {
-                process.terminate()
+                child.terminate()
                 return XCTFail("helper did not start (round \(round)); is \(Self.helperPath) built?")
             }
             usleep(UInt32.random(in: 5_000 ... 60_000, using: &generator))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            child.killAndWait()
             var acknowledged = 0
             while let line = reader.nextLine() {
                 if line.hasPrefix("ack "), let n = Int(line.dropFirst(4)) { acknowledged = max(acknowledged, n) }
@@ -62,27 +47,5 @@ final class RealmKillTests: XCTestCase {
             realm.invalidate()
         }
         print("realm kill test: \(12 * scale) SIGKILL rounds, \(last) writes at the end")
-    }
-}
-
-/// Reads lines from a pipe until end of file.
-final class PipeLineReader {
-    private let handle: FileHandle
-    private var buffer = Data()
-    private var eof = false
-
-    init(handle: FileHandle) { self.handle = handle }
-
-    func nextLine() -> String? {
-        while true {
-            if let newline = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[buffer.startIndex ..< newline], as: UTF8.self)
-                buffer.removeSubrange(buffer.startIndex ... newline)
-                return line
-            }
-            if eof { return nil }
-            let chunk = handle.availableData
-            if chunk.isEmpty { eof = true } else { buffer.append(chunk) }
-        }
     }
 }

@@ -5,6 +5,7 @@
 
 import XCTest
 import Dispatch
+import StrataTestSupport
 @testable import Strata
 
 final class Person: Object {
@@ -223,10 +224,10 @@ final class ResultsControllerTests: RealmTestCase {
     }
 
     func testReplayOfRandomCommitsRebuildsTheSections() throws {
-        let scale = Int(ProcessInfo.processInfo.environment["STRATA_FUZZ_SCALE"] ?? "") ?? 1
-        let seed = UInt64(ProcessInfo.processInfo.environment["STRATA_SEED"] ?? "") ?? 404
+        let scale = TestEnvironment.fuzzScale
+        let seed = TestEnvironment.seed(default: 404)
         for (round, sorted) in [(0, true), (1, false)] {
-            var generator = SeededGenerator(seed: seed &+ UInt64(round))
+            var generator = SplitMix64(seed: seed &+ UInt64(round))
             try? FileManager.default.removeItem(at: directory)
             let realm = try openRealm(types: types)
             try realm.write {
@@ -358,7 +359,7 @@ final class Task_<R: Sendable>: @unchecked Sendable {
 
 final class ChunkedOrderTests: XCTestCase {
     func testMatchesAnArrayThroughRandomInsertsAndRemovals() {
-        var generator = SeededGenerator(seed: 77)
+        var generator = SplitMix64(seed: 77)
         var model: [Int] = []
         var chunked = ChunkedOrder()
         func key(_ value: Int) -> ObjectKey { ObjectKey(PrimaryKeyValue.int(Int64(value)).keyBytes) }

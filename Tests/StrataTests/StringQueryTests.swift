@@ -6,6 +6,7 @@
 
 import XCTest
 import Foundation
+import StrataTestSupport
 @testable import Strata
 
 final class StringQueryTests: RealmTestCase {
@@ -244,7 +245,7 @@ final class StringQueryTests: RealmTestCase {
 
     private static let letters = ["a", "A", "á", "Á", "b", "B", "é", "e", "E", "ñ", "n", "ß"]
 
-    private func randomString(_ rng: inout SeededGenerator, maxLength: Int = 3) -> String {
+    private func randomString(_ rng: inout SplitMix64, maxLength: Int = 3) -> String {
         (0..<Int.random(in: 0...maxLength, using: &rng)).map { _ in Self.letters.randomElement(using: &rng)! }.joined()
     }
 
@@ -257,7 +258,7 @@ final class StringQueryTests: RealmTestCase {
         return options
     }
 
-    private func randomCase(_ rng: inout SeededGenerator, depth: Int) -> Case {
+    private func randomCase(_ rng: inout SplitMix64, depth: Int) -> Case {
         if depth > 0, Int.random(in: 0..<3, using: &rng) == 0 {
             let a = randomCase(&rng, depth: depth - 1), b = randomCase(&rng, depth: depth - 1)
             switch Int.random(in: 0..<3, using: &rng) {
@@ -345,7 +346,7 @@ final class StringQueryTests: RealmTestCase {
 
     func testRandomQueriesAgreeWithAnIndependentOracle() throws {
         let realm = try openRealm()
-        var rng = SeededGenerator(seed: 0x51_7E_4A)
+        var rng = SplitMix64(seed: 0x51_7E_4A)
         var people: [Person] = []
         try realm.write {
             for i in 0..<60 {
@@ -365,7 +366,7 @@ final class StringQueryTests: RealmTestCase {
             }
         }
         let users = realm.objects(User.self)
-        let count = 5000 * fuzzScaleForStringQueries
+        let count = 5000 * TestEnvironment.fuzzScale
         var nonTrivial = 0
         for n in 0..<count {
             let testCase = randomCase(&rng, depth: 3)
@@ -397,12 +398,6 @@ final class StringQueryTests: RealmTestCase {
         try same("score <= %@", arguments: [2.5], #Predicate { $0.score <= 2.5 })
     }
 }
-
-/// Scales the differential test with `STRATA_FUZZ_SCALE`.
-private let fuzzScaleForStringQueries: Int = {
-    if let raw = ProcessInfo.processInfo.environment["STRATA_FUZZ_SCALE"], let n = Int(raw), n > 0 { return n }
-    return 1
-}()
 
 extension User {
     static func objectSchemaIndex(_ name: String) -> Int? { User().objectSchema.index(of: name) }

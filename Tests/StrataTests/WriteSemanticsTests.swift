@@ -4,6 +4,7 @@
 
 import XCTest
 import Dispatch
+import StrataTestSupport
 @testable import Strata
 
 final class Counter: Object {
@@ -95,7 +96,7 @@ final class WriteSemanticsTests: RealmTestCase {
     func testSecondaryIndexGrowsIntoBucketsAndShrinksBack() throws {
         var realm = try openRealm()
         var model: [Int64: Int] = [:]    // hidden id → level
-        var generator = SeededGenerator(seed: 3)
+        var generator = SplitMix64(seed: 3)
         func check(_ step: String) {
             for level in 0 ..< 3 {
                 let indexed = realm.objects(LogEntry.self).filter(#Predicate { $0.level == level })

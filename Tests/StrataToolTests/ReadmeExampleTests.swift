@@ -3,17 +3,17 @@
 
 import Foundation
 import Strata
+import StrataTestSupport
 import XCTest
 
 final class ReadmeExampleTests: XCTestCase {
     func testTheReadmeExampleRuns() throws {
-        let directory = NSTemporaryDirectory() + "readme-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = TemporaryDirectory("readme", create: false)
 
         // --- from README.md ---
         var options = StoreOptions()
         options.durability = .full            // one fdatasync per commit, shared by concurrent committers
-        let store = try Store(directory: URL(fileURLWithPath: directory), options: options)
+        let store = try Store(directory: directory.url, options: options)
 
         // One atomic, durable transaction: all of it or none of it survives any crash.
         let users: UInt32 = 1

@@ -3,6 +3,7 @@
 
 import Foundation
 import Strata
+import StrataTestSupport
 import XCTest
 
 final class ReadmeRestaurant: Object {
@@ -15,12 +16,11 @@ final class ReadmeRestaurant: Object {
 
 final class ReadmeObjectExampleTests: XCTestCase {
     func testTheReadmeObjectExampleRuns() throws {
-        let directory = NSTemporaryDirectory() + "readme-objects-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let directory = TemporaryDirectory("readme-objects", create: false)
         var changes: [[Int]] = []
 
         // --- from README.md (the class is above; the model is renamed here) ---
-        var config = Realm.Configuration(directory: URL(fileURLWithPath: directory))
+        var config = Realm.Configuration(directory: directory.url)
         config.objectTypes = [ReadmeRestaurant.self]
         let realm = try Realm(configuration: config)
         let coder = RealmCoder(realm: realm)
@@ -54,9 +54,8 @@ final class ReadmeObjectExampleTests: XCTestCase {
 /// The README's "In async code" handler, compiled and run from 32 tasks at once.
 final class ReadmeAsyncExampleTests: XCTestCase {
     func testTheReadmeAsyncHandlerRunsConcurrently() async throws {
-        let directory = NSTemporaryDirectory() + "readme-async-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var settings = Realm.Configuration(directory: URL(fileURLWithPath: directory))
+        let directory = TemporaryDirectory("readme-async", create: false)
+        var settings = Realm.Configuration(directory: directory.url)
         settings.objectTypes = [ReadmeRestaurant.self]
         let config = settings
 

@@ -3,52 +3,32 @@
 // failed, 2 bad usage).
 
 import Foundation
+import StrataTestSupport
 import XCTest
 import StrataStorage
 
 final class ToolTests: XCTestCase {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    static let toolPath = ChildProcess.executablePath(named: "strata")
 
-    static var toolPath: String {
-        let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [here, here.deletingLastPathComponent()] {
-            let path = candidate.appendingPathComponent("strata").path
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        return "strata"
-    }
-
-    func strata(_ arguments: String...) throws -> Run {
+    func strata(_ arguments: String...) throws -> ProcessOutput {
         try strata(arguments)
     }
 
-    func strata(_ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ToolTests.toolPath)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                   stderr: String(decoding: stderr, as: UTF8.self))
+    func strata(_ arguments: [String]) throws -> ProcessOutput {
+        try ChildProcess.run(executable: ToolTests.toolPath, arguments: arguments)
     }
 
-    var directory = ""
+    /// The test's store directory (not made yet: the store or the tool makes it), removed at
+    /// tear-down.
+    private var temporaryDirectory: TemporaryDirectory?
+    var directory: String { temporaryDirectory?.path ?? "" }
 
     override func setUpWithError() throws {
-        directory = NSTemporaryDirectory() + "strata-tool-\(UUID().uuidString.prefix(8))"
+        temporaryDirectory = TemporaryDirectory("strata-tool", create: false)
     }
 
     override func tearDown() {
-        try? FileManager.default.removeItem(atPath: directory)
+        temporaryDirectory = nil
     }
 
     /// A store with several sealed segments (with hints), dead bytes, two tables.

@@ -532,9 +532,19 @@ public final class Migration {
             guard let schema = newSchema[typeName] else { continue }
             firstIDs[typeName] = try Migration.nextHiddenID(schema: schema, transaction: transaction)
         }
-        // 1. The new keys of the objects some rewritten row may link to, where they differ
-        //    from the object's identity, into the scratch key map (links are rewritten
-        //    through it). The other types' keys are computed as their rows are written.
+        try mapChangedKeys(of: rewritten, firstIDs: firstIDs)
+        try removeOldRows(of: rewritten, in: transaction)
+        for typeName in rewritten {
+            guard let schema = newSchema[typeName] else { continue }
+            try writeNewRows(of: schema, firstID: firstIDs[typeName]!, in: transaction)
+        }
+        try SharedStore.writeSchema(newSchema, in: transaction)
+    }
+
+    /// Step 1: the new keys of the objects some rewritten row may link to, where they
+    /// differ from the object's identity, into the scratch key map (links are rewritten
+    /// through it). The other types' keys are computed as their rows are written.
+    private func mapChangedKeys(of rewritten: [String], firstIDs: [String: Int64]) throws {
         let linkedTypes = Set(rewritten.compactMap { newSchema[$0] }.flatMap { $0.properties.compactMap(\.objectClassName) })
         var keyMap: [(table: UInt32, key: [UInt8], value: [UInt8])] = []
         for typeName in rewritten where linkedTypes.contains(typeName) {
@@ -553,8 +563,10 @@ public final class Migration {
             }
         }
         try writeScratch(keyMap)
-        keyMap = []
-        // 2. Remove the old rows and index entries of every type that is rewritten.
+    }
+
+    /// Step 2: the old rows and index entries of every rewritten type, removed.
+    private func removeOldRows(of rewritten: [String], in transaction: Transaction) throws {
         for typeName in rewritten {
             guard let old = oldSchema[typeName] else { continue }
             for (property, _) in oldSchema.maintainedIndexes(of: old) {
@@ -565,43 +577,44 @@ public final class Migration {
             let keys = storedKeys(old)
             for position in 0 ..< keys.count { try transaction.delete(table: table, key: keys[position]) }
         }
-        // 3. Write the rows with links remapped, and their indexes, a batch at a time.
-        for typeName in rewritten {
-            guard let schema = newSchema[typeName] else { continue }
-            let table = StoreLayout.objectTable(schema.tableNumber)
-            let maintained = newSchema.maintainedIndexes(of: schema)
-            var deltas: [Int: SecondaryIndex.Delta] = [:]
-            var pending = 0
-            // The same walk as step 1 (one snapshot, the same order), so the same keys.
-            var nextID = firstIDs[typeName]!
-            try forEachNewObject(typeName) { object in
-                let key = try newKey(of: object, schema: schema, nextID: &nextID)
-                if try transaction.get(table: table, key: key) != nil {
-                    let name = schema.primaryKeyProperty?.name ?? "?"
-                    let value = object.values[name].flatMap(PrimaryKeyValue.init(field:)).map { "\($0)" } ?? "?"
-                    throw RealmError.migrationFailed("Primary key property '\(typeName).\(name)' has duplicate values after migration: \(value)")
-                }
-                var fields: [FieldValue] = []
-                fields.reserveCapacity(schema.properties.count)
-                for property in schema.properties {
-                    fields.append(try relinked(object.values[property.name] ?? .null, property: property))
-                }
-                try transaction.put(table: table, key: key, value: RowFormat.encodeChecked(fields, of: "a migrated \(schema.className) row"))
-                for (index, backlink) in maintained {
-                    deltas[index, default: SecondaryIndex.Delta()].record(key, old: nil, new: fields[index], backlink: backlink)
-                }
-                pending += 1
-                if pending >= Migration.indexBatch {
-                    try applyIndexChanges(deltas, schema: schema, transaction: transaction)
-                    deltas = [:]
-                    pending = 0
-                }
+    }
+
+    /// Step 3: one type's rows written with links remapped, and their indexes, a batch at a
+    /// time; then the type's id counter. The same walk as step 1 (one snapshot, the same
+    /// order), so the same keys.
+    private func writeNewRows(of schema: ObjectSchema, firstID: Int64, in transaction: Transaction) throws {
+        let typeName = schema.className
+        let table = StoreLayout.objectTable(schema.tableNumber)
+        let maintained = newSchema.maintainedIndexes(of: schema)
+        var deltas: [Int: SecondaryIndex.Delta] = [:]
+        var pending = 0
+        var nextID = firstID
+        try forEachNewObject(typeName) { object in
+            let key = try newKey(of: object, schema: schema, nextID: &nextID)
+            if try transaction.get(table: table, key: key) != nil {
+                let name = schema.primaryKeyProperty?.name ?? "?"
+                let value = object.values[name].flatMap(PrimaryKeyValue.init(field:)).map { "\($0)" } ?? "?"
+                throw RealmError.migrationFailed("Primary key property '\(typeName).\(name)' has duplicate values after migration: \(value)")
             }
-            try applyIndexChanges(deltas, schema: schema, transaction: transaction)
-            try transaction.put(table: StoreLayout.metadataTable, key: StoreLayout.nextIDKey(schema.tableNumber),
-                                value: withUnsafeBytes(of: UInt64(nextID).littleEndian) { Array($0) })
+            var fields: [FieldValue] = []
+            fields.reserveCapacity(schema.properties.count)
+            for property in schema.properties {
+                fields.append(try relinked(object.values[property.name] ?? .null, property: property))
+            }
+            try transaction.put(table: table, key: key, value: RowFormat.encodeChecked(fields, of: "a migrated \(schema.className) row"))
+            for (index, backlink) in maintained {
+                deltas[index, default: SecondaryIndex.Delta()].record(key, old: nil, new: fields[index], backlink: backlink)
+            }
+            pending += 1
+            if pending >= Migration.indexBatch {
+                try applyIndexChanges(deltas, schema: schema, transaction: transaction)
+                deltas = [:]
+                pending = 0
+            }
         }
-        try SharedStore.writeSchema(newSchema, in: transaction)
+        try applyIndexChanges(deltas, schema: schema, transaction: transaction)
+        try transaction.put(table: StoreLayout.metadataTable, key: StoreLayout.nextIDKey(schema.tableNumber),
+                            value: withUnsafeBytes(of: UInt64(nextID).littleEndian) { Array($0) })
     }
 
     /// A new object's key: its (possibly new) primary key; its old hidden id when the type

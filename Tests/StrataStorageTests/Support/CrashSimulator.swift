@@ -8,6 +8,7 @@
 // it every file inside, synced or not.
 
 import Foundation
+import StrataTestSupport
 
 struct CrashSimulator {
     let operations: [FileOperation]
@@ -118,18 +119,5 @@ struct CrashSimulator {
 
     private func applyCrashing(_ ops: [FileOperation], to base: [UInt8], rng: inout SplitMix64) -> [UInt8] {
         withUnsafeMutablePointer(to: &rng) { apply(ops, to: base, crash: $0) }
-    }
-}
-
-/// A small, fast, seedable generator, so every random test can be replayed from its seed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,40 +1,13 @@
-// Helpers shared by the engine's tests: temporary directories, the fuzz scale, byte helpers.
+// Helpers shared by the engine's tests: the base seed, byte helpers, store contents as a
+// model. (Temporary directories, the fuzz scale and the generator are StrataTestSupport's.)
 
 import Foundation
 import XCTest
+import StrataTestSupport
 @testable import StrataStorage
 
-/// Multiplies the size of random, crash and fuzz sweeps: `STRATA_FUZZ_SCALE=10 make test`
-/// runs ten times as many cases as the default.
-let fuzzScale: Int = {
-    if let raw = ProcessInfo.processInfo.environment["STRATA_FUZZ_SCALE"], let n = Int(raw), n > 0 { return n }
-    return 1
-}()
-
-/// A base seed for random tests: fixed unless STRATA_SEED is set, and printed on failure.
-let baseSeed: UInt64 = {
-    if let raw = ProcessInfo.processInfo.environment["STRATA_SEED"], let n = UInt64(raw) { return n }
-    return 0x5757_A7A0
-}()
-
-final class TemporaryDirectory {
-    let path: String
-    var url: URL { URL(fileURLWithPath: path) }
-
-    init(_ label: String = "strata") {
-        let base = NSTemporaryDirectory() + "\(label)-\(UUID().uuidString.prefix(8))"
-        try! FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
-        path = base
-    }
-
-    func sub(_ name: String) -> String {
-        let p = path + "/" + name
-        try? FileManager.default.createDirectory(atPath: p, withIntermediateDirectories: true)
-        return p
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
+/// The engine tests' base seed: fixed unless STRATA_SEED is set, and printed on failure.
+let baseSeed = TestEnvironment.seed(default: 0x5757_A7A0)
 
 func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
 

@@ -1,17 +1,28 @@
 // A test case base with a fresh store directory per test and a configuration for it.
 
 import XCTest
+import StrataTestSupport
 @testable import Strata
 
 class RealmTestCase: XCTestCase {
+    /// The store directory of the test (not made yet: opening the realm makes it).
     var directory: URL!
+    /// Every directory handed out during the test, removed at tear-down.
+    private var temporaryDirectories: [TemporaryDirectory] = []
 
     override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-realm-tests-\(UUID().uuidString)")
+        directory = newDirectory()
     }
 
     override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(at: directory)
+        temporaryDirectories.removeAll()
+    }
+
+    /// A fresh directory path under the temporary directory, removed at tear-down.
+    func newDirectory(_ label: String = "strata-realm-tests") -> URL {
+        let temporary = TemporaryDirectory(label, create: false)
+        temporaryDirectories.append(temporary)
+        return temporary.url
     }
 
     func configuration(types: [Object.Type] = allModelTypes, version: UInt64 = 0) -> Realm.Configuration {
