@@ -7,6 +7,7 @@
 // STRATA_FUZZ_SCALE multiplies the number of steps; STRATA_SEED replays a run.
 
 import XCTest
+import StrataTestSupport
 @testable import Strata
 
 final class ObjectModelBasedTests: RealmTestCase {
@@ -17,11 +18,10 @@ final class ObjectModelBasedTests: RealmTestCase {
         var car: String?
     }
 
-    private var fuzzScale: Int { Int(ProcessInfo.processInfo.environment["STRATA_FUZZ_SCALE"] ?? "") ?? 1 }
-    private var seed: UInt64 { UInt64(ProcessInfo.processInfo.environment["STRATA_SEED"] ?? "") ?? 20261122 }
+    private var seed: UInt64 { TestEnvironment.seed(default: 20261122) }
 
     func testRandomOperationsMatchTheModel() throws {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         var model: [String: ModelUser] = [:]
         var cars: Set<String> = []
         let cities = ["Raleigh", "Durham", "Cary", "Apex", ""]
@@ -29,7 +29,7 @@ final class ObjectModelBasedTests: RealmTestCase {
         config.storeOptions.segmentSize = 64 << 10
         config.storeOptions.autoCompaction = .disabled
         var realm = try Realm(configuration: config)
-        let steps = 400 * fuzzScale
+        let steps = 400 * TestEnvironment.fuzzScale
         for step in 0 ..< steps {
             let choice = Int.random(in: 0 ..< 100, using: &generator)
             if choice < 3 {
