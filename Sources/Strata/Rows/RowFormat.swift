@@ -314,16 +314,8 @@ enum RowFormat {
             withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[at ..< at + 16])) }
             return .uuid(UUID(uuid: bytes))
         case .string:
-            // Invalid UTF-8 is damage (FORMAT.md), never silently repaired. String(decoding:)
-            // is the fast path; it replaces each invalid sequence with U+FFFD, so its bytes
-            // equal the input exactly when the input was valid.
             let bytes = try variable()
-            var string = String(decoding: bytes, as: UTF8.self)
-            let valid = string.withUTF8 { utf8 in
-                utf8.count == bytes.count && (bytes.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
-            }
-            guard valid else { throw DecodingError(reason: "a string at byte \(cursor - bytes.count) is not valid UTF-8") }
-            return .string(string)
+            return .string(try decodeString(bytes, at: cursor - bytes.count))
         case .data: return .data(Data(try variable()))
         case .decimal:
             let text = String(decoding: try variable(), as: UTF8.self)
@@ -336,18 +328,7 @@ enum RowFormat {
         case .link: return .link(Array(try variable()))
         case .list:
             let body = try variable()
-            let end = cursor
-            var inner = end - body.count
-            let countAt = inner
-            guard inner + 4 <= end else { throw DecodingError(reason: "truncated list") }
-            let count = Int(raw.loadUnaligned(fromByteOffset: countAt, as: UInt32.self).littleEndian)
-            inner += 4
-            guard count <= body.count else { throw DecodingError(reason: "list count \(count) exceeds its bytes") }
-            var elements: [FieldValue] = []
-            elements.reserveCapacity(count)
-            for _ in 0 ..< count { elements.append(try decodeValue(raw, &inner, limit: end, depth: depth + 1)) }
-            guard inner == end else { throw DecodingError(reason: "list has trailing bytes") }
-            return .list(elements)
+            return .list(try decodeList(raw, from: cursor - body.count, to: cursor, depth: depth))
         case .objectId:
             let at = try fixed(12)
             return .objectId(ObjectId(bytes: UnsafeRawBufferPointer(rebasing: raw[at ..< at + 12]))!)
@@ -356,28 +337,59 @@ enum RowFormat {
             return .embedded(try decodeNested(body, depth: depth + 1))
         case .map:
             let body = try variable()
-            let end = cursor
-            var inner = end - body.count
-            guard inner + 4 <= end else { throw DecodingError(reason: "truncated map") }
-            let count = Int(raw.loadUnaligned(fromByteOffset: inner, as: UInt32.self).littleEndian)
-            inner += 4
-            guard count <= body.count else { throw DecodingError(reason: "map count \(count) exceeds its bytes") }
-            var entries: [String: FieldValue] = [:]
-            entries.reserveCapacity(count)
-            for _ in 0 ..< count {
-                guard inner + 4 <= end else { throw DecodingError(reason: "truncated map key") }
-                let length = Int(raw.loadUnaligned(fromByteOffset: inner, as: UInt32.self).littleEndian)
-                inner += 4
-                guard length <= end - inner, let key = String(validating: UnsafeRawBufferPointer(rebasing: raw[inner ..< inner + length]), as: UTF8.self) else {
-                    throw DecodingError(reason: "a map key at byte \(inner) is truncated or not valid UTF-8")
-                }
-                inner += length
-                let value = try decodeValue(raw, &inner, limit: end, depth: depth + 1)
-                guard entries.updateValue(value, forKey: key) == nil else { throw DecodingError(reason: "map holds the key '\(key)' twice") }
-            }
-            guard inner == end else { throw DecodingError(reason: "map has trailing bytes") }
-            return .map(entries)
+            return .map(try decodeMap(raw, from: cursor - body.count, to: cursor, depth: depth))
         }
+    }
+
+    /// A string's bytes as a String. Invalid UTF-8 is damage (FORMAT.md), never silently
+    /// repaired. String(decoding:) is the fast path; it replaces each invalid sequence with
+    /// U+FFFD, so its bytes equal the input exactly when the input was valid.
+    private static func decodeString(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws -> String {
+        var string = String(decoding: bytes, as: UTF8.self)
+        let valid = string.withUTF8 { utf8 in
+            utf8.count == bytes.count && (bytes.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+        }
+        guard valid else { throw DecodingError(reason: "a string at byte \(offset) is not valid UTF-8") }
+        return string
+    }
+
+    /// A list's body (`raw[start ..< end]`): a 4-byte count, then the elements.
+    private static func decodeList(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int, depth: Int) throws -> [FieldValue] {
+        var inner = start
+        guard inner + 4 <= end else { throw DecodingError(reason: "truncated list") }
+        let count = Int(raw.loadUnaligned(fromByteOffset: inner, as: UInt32.self).littleEndian)
+        inner += 4
+        guard count <= end - start else { throw DecodingError(reason: "list count \(count) exceeds its bytes") }
+        var elements: [FieldValue] = []
+        elements.reserveCapacity(count)
+        for _ in 0 ..< count { elements.append(try decodeValue(raw, &inner, limit: end, depth: depth + 1)) }
+        guard inner == end else { throw DecodingError(reason: "list has trailing bytes") }
+        return elements
+    }
+
+    /// A map's body (`raw[start ..< end]`): a 4-byte count, then each key (4-byte length,
+    /// UTF-8) and its value; a key twice is damage.
+    private static func decodeMap(_ raw: UnsafeRawBufferPointer, from start: Int, to end: Int, depth: Int) throws -> [String: FieldValue] {
+        var inner = start
+        guard inner + 4 <= end else { throw DecodingError(reason: "truncated map") }
+        let count = Int(raw.loadUnaligned(fromByteOffset: inner, as: UInt32.self).littleEndian)
+        inner += 4
+        guard count <= end - start else { throw DecodingError(reason: "map count \(count) exceeds its bytes") }
+        var entries: [String: FieldValue] = [:]
+        entries.reserveCapacity(count)
+        for _ in 0 ..< count {
+            guard inner + 4 <= end else { throw DecodingError(reason: "truncated map key") }
+            let length = Int(raw.loadUnaligned(fromByteOffset: inner, as: UInt32.self).littleEndian)
+            inner += 4
+            guard length <= end - inner, let key = String(validating: UnsafeRawBufferPointer(rebasing: raw[inner ..< inner + length]), as: UTF8.self) else {
+                throw DecodingError(reason: "a map key at byte \(inner) is truncated or not valid UTF-8")
+            }
+            inner += length
+            let value = try decodeValue(raw, &inner, limit: end, depth: depth + 1)
+            guard entries.updateValue(value, forKey: key) == nil else { throw DecodingError(reason: "map holds the key '\(key)' twice") }
+        }
+        guard inner == end else { throw DecodingError(reason: "map has trailing bytes") }
+        return entries
     }
 
     /// The fields of an embedded object's nested row (`bytes`, within a parent row).
