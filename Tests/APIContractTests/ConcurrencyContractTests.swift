@@ -1,6 +1,6 @@
-// API.md §7 as a user writes it in Swift 6 strict mode: only `import Strata`, no
-// `@unchecked` anywhere in this file. It fails to compile if the contract drifts or if a
-// value the contract calls Sendable is not. (`Task` alone names the §4 seed's view model in
+// docs/API.md §7 as a user writes it in Swift 6 strict mode: only `import Strata`, no
+// `@unchecked` anywhere in this file. It fails to compile if the public API drifts or if a
+// value §7 calls Sendable is not. (`Task` alone names §4's view model in
 // this target, hence `_Concurrency.Task`.)
 
 import Strata

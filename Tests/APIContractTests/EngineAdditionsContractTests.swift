@@ -1,4 +1,4 @@
-// API.md §9 as a user writes it (`import Strata` only): encryption at rest from the engine
+// docs/API.md §9 as a user writes it (`import Strata` only): encryption at rest from the engine
 // and from the object layer, file modes, a wrong key, and a lost segment named.
 
 import Foundation

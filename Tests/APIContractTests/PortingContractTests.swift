@@ -1,4 +1,4 @@
-// API.md §8's Realm Swift lines, as a user writes them (`import Strata` only), the model
+// docs/API.md §8's Realm Swift names, as a user writes them (`import Strata` only), the model
 // types included: EmbeddedObject, LinkingObjects, MutableSet, Map and ObjectId.
 
 import Strata
@@ -11,7 +11,7 @@ final class Contact: Object {
     @Persisted var phones: List<Phone>
 }
 
-/// The §8 model-type lines, as written there (in a namespace: `Car` is taken).
+/// docs/API.md §8's model types, as a user declares them (in a namespace: `Car` is taken).
 enum PortedModelTypes {
     final class Address: EmbeddedObject { @Persisted var street: String = "" }
 

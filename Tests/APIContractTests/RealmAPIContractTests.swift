@@ -1,5 +1,5 @@
-// API.md §2 and §5, line by line, as a user writes them: only `import Strata` (no
-// @testable, no Foundation import), so this file fails to compile if the contract drifts.
+// docs/API.md §2 and §5 as a user writes them: only `import Strata` (no @testable, no
+// Foundation import), so this file fails to compile if the public API drifts.
 
 import Strata
 import XCTest

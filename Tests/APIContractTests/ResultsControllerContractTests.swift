@@ -1,4 +1,4 @@
-// API.md §4 as a user writes it (`import Strata` only), and the text-mode list of
+// docs/API.md §4 as a user writes it (`import Strata` only), and the text-mode list of
 // docs/results-controller.md, run against real commits.
 
 import Strata

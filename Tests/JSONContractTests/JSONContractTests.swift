@@ -1,6 +1,6 @@
-// API.md §3 (the JSON coding layer), line by line, as a user writes it: only `import Strata`
-// (no @testable), so this file fails to compile if the contract drifts. It has its own
-// target because §3 names its models (`User`, `Car`, `Phone`, ...) as §2's contract does.
+// docs/API.md §3 (the JSON coding layer) as a user writes it: only `import Strata`
+// (no @testable), so this file fails to compile if the public API drifts. It has its own
+// target because its models reuse §2's names (`User`, `Car`, `Phone`, ...).
 
 import Strata
 import XCTest

@@ -608,7 +608,7 @@ final class SeedExamplesTests: XCTestCase {
         XCTAssertNil(realm.object(ofType: Person.self, forPrimaryKey: "z@x"))
     }
 
-    /// API.md §8's seed lines, as written there (`Task` is `TaskEntity` here).
+    /// docs/API.md §8's seed names (RealmResultsController, FastEasyMapping), as ported code writes them (`Task` is `TaskEntity` here).
     func testResultsControllerShimsAndFastEasyMappingSeedLines() throws {
         let realm = try openRealm()
         let task = TaskModel(id: 1, name: "a", projectID: 1)

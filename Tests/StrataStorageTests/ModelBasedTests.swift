@@ -106,12 +106,14 @@ final class ModelBasedTests: XCTestCase {
                     _ = try run.store.runCompaction(manual: false)
                 }
                 assertSame(try contents(of: run.store.snapshot()), run.model, "after compaction, \(context), step \(step)")
+                if let problem = run.store.checkInvariants() { return XCTFail("after compaction, \(context), step \(step): \(problem)") }
                 compactions += 1
             default: // close and reopen (sometimes without close: deinit is not relied on)
                 try run.store.close()
                 run.store = try Store(directory: dir.url, options: opts)
                 assertSame(try contents(of: run.store.snapshot()), run.model,
                                "after reopen, \(context), step \(step)")
+                if let problem = run.store.checkInvariants() { return XCTFail("after reopen, \(context), step \(step): \(problem)") }
             }
             for (t, k) in touched {
                 let got = try run.store.get(table: t, key: k)
@@ -124,6 +126,9 @@ final class ModelBasedTests: XCTestCase {
             for t in UInt32(0) ..< 3 where snap.count(table: t) != (run.model[t]?.count ?? 0) {
                 XCTFail("count of table \(t): \(snap.count(table: t)) vs \(run.model[t]?.count ?? 0), \(context), step \(step)")
                 return
+            }
+            if step % 100 == 0, let problem = run.store.checkInvariants() {
+                return XCTFail("space accounting, \(context), step \(step): \(problem)")
             }
             if step % 500 == 0 {
                 assertSame(try contents(of: snap), run.model, "full compare, \(context), step \(step)")

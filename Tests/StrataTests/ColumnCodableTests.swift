@@ -1,4 +1,4 @@
-// Custom column types (API.md §5): Value's representations and conversions, a hand-written
+// Custom column types (docs/API.md §5): Value's representations and conversions, a hand-written
 // ColumnCodable, and ColumnJSONCodable's free JSON-in-a-BLOB.
 
 import Foundation
@@ -22,7 +22,7 @@ struct Coordinate: ColumnCodable, Equatable {
     }
 }
 
-/// API.md §5's example.
+/// docs/API.md §5's example.
 struct Location: ColumnJSONCodable, Equatable {
     var lat: Double
     var lng: Double

@@ -1,4 +1,4 @@
-// Thread confinement, primary-key handoff, ThreadSafeReference, and unmanaged copies (API.md §2).
+// Thread confinement, primary-key handoff, ThreadSafeReference, and unmanaged copies (docs/API.md §2).
 
 import XCTest
 import Dispatch

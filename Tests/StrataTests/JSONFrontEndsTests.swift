@@ -1,4 +1,4 @@
-// The Realm+JSON and FastEasyMapping front ends (API.md §3) on the seeds' examples: the
+// The Realm+JSON and FastEasyMapping front ends (docs/API.md §3) on the seeds' examples: the
 // Episode with dotted inbound/outbound mappings and an enum transformer; Person/Car/Phones
 // with assignment policies; Website/Category by primary key with a weak relationship.
 

@@ -8,7 +8,7 @@ import StrataTestSupport
 
 final class JSONReaderTests: XCTestCase {
     static let minefield = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/minefield")
-    /// Real payloads copied (some trimmed) from ../shared/data/json; see Fixtures/payloads/README.md.
+    /// Real payloads (some trimmed); their source is in Fixtures/payloads/README.md.
     static let payloads = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/payloads")
 
     private func files(_ prefix: String) throws -> [URL] {

@@ -1,4 +1,4 @@
-// Schema checks and migrations (API.md §2): every kind of schema change, with and without
+// Schema checks and migrations (docs/API.md §2): every kind of schema change, with and without
 // a migration block.
 
 import XCTest

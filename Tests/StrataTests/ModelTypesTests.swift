@@ -1,4 +1,4 @@
-// Realm's model types of API.md §8: ObjectId, MutableSet, Map (LinkingObjects and
+// Realm's model types of docs/API.md §8: ObjectId, MutableSet, Map (LinkingObjects and
 // EmbeddedObject have their own files): the API, persistence across reopening, and
 // differential runs against Swift's Set and Dictionary.
 

@@ -1,4 +1,4 @@
-// Notifications (API.md §2): realm, collection and object observers, the `changes` async
+// Notifications (docs/API.md §2): realm, collection and object observers, the `changes` async
 // sequence, and delivery of other threads' commits to queue-confined realms.
 
 import XCTest

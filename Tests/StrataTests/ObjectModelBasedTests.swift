@@ -121,6 +121,7 @@ final class ObjectModelBasedTests: RealmTestCase {
             let expected = model.filter { $0.value.city == city }.keys.sorted()
             XCTAssertEqual(indexed, expected, "index for '\(city)' at step \(step) (seed \(seed))")
         }
+        XCTAssertNil(realm.checkIndexInvariants(), "step \(step) (seed \(seed))")
         let ranked = realm.objects(User.self).filter(#Predicate { $0.rank > 10 }).sorted(by: [SortDescriptor(\User.rank)]).map(\.rank)
         XCTAssertEqual(ranked, model.values.map(\.rank).filter { $0 > 10 }.sorted())
     }

@@ -1,5 +1,5 @@
 // Realm Swift's and the Realm+JSON seed's names and behaviours that ported code relies on
-// (API.md §8): List's names, shallowCopy without the primary key, performInTransaction,
+// (docs/API.md §8): List's names, shallowCopy without the primary key, performInTransaction,
 // and managed lists that grow in amortized O(1) per append.
 
 import XCTest

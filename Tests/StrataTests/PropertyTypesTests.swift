@@ -1,4 +1,4 @@
-// Every property type of API.md §2 and §5 round-trips through a store, plain and optional.
+// Every property type of docs/API.md §2 and §5 round-trips through a store, plain and optional.
 
 import XCTest
 @testable import Strata

@@ -1,4 +1,4 @@
-// Real payloads nobody here wrote (copied from ../shared/data/json into Fixtures/payloads): GitHub events, Jenkins builds and
+// Real payloads nobody here wrote (in Fixtures/payloads; their source is in its README.md): GitHub events, Jenkins builds and
 // update-center, the CITM catalog — decoded through the mapping engine, re-encoded and
 // compared field by field with the source; and a fuzz that mutates payloads at random and
 // checks a decode never traps and never leaves a partial write.

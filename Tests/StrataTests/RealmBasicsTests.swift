@@ -1,4 +1,4 @@
-// The Realm API of API.md §2: writes, reads, queries, on real stores.
+// The Realm API of docs/API.md §2: writes, reads, queries, on real stores.
 
 import XCTest
 @testable import Strata

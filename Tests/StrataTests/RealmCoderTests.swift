@@ -1,4 +1,4 @@
-// RealmCoder (API.md §3): the seed's examples (the User with envelopes, ignored fields and a
+// RealmCoder (docs/API.md §3): the seed's examples (the User with envelopes, ignored fields and a
 // raw JSON subtree; the restaurant list then detail then list again, which must not wipe
 // the detail), errors with paths, policies, atomicity, and Twitter's real search results.
 

@@ -1,4 +1,4 @@
-// Realm.Configuration.encryptionKey (API.md §9): a realm written with a key opens with that
+// Realm.Configuration.encryptionKey (docs/API.md §9): a realm written with a key opens with that
 // key alone, as Realm's does; a key that differs from the one an already open realm of the
 // same files uses is refused too; a migration's scratch store (which holds the app's
 // objects while the migration runs) is encrypted with the realm's key; in-memory realms

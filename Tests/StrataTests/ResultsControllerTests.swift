@@ -1,4 +1,4 @@
-// RealmResultsController (API.md §4): sections, mapper, filter, and a model-based replay
+// RealmResultsController (docs/API.md §4): sections, mapper, filter, and a model-based replay
 // test — seeded random commits (inserts, deletes, sort-key, section-key and linked-object
 // changes, many per transaction); after each commit the callbacks are applied, in the
 // documented order, to a copy of the previous sections, which must then equal a fresh fetch.
@@ -279,6 +279,7 @@ final class ResultsControllerTests: RealmTestCase {
                 XCTAssertEqual(delegate.sections.map { $0.items }, expected.map(\.1), "rows after commit \(commit) (seed \(seed), sorted \(sorted))")
                 XCTAssertEqual(rrc.sections.map { $0.objects }, expected.map(\.1))
                 if delegate.sections.map({ $0.items }) != expected.map(\.1) { return }
+                if let problem = rrc.checkInvariants() { return XCTFail("after commit \(commit) (seed \(seed), sorted \(sorted)): \(problem)") }
             }
             XCTAssertGreaterThan(delegate.batches, commits / 2)
             rrc.delegate = nil
@@ -377,7 +378,9 @@ final class ChunkedOrderTests: XCTestCase {
                 model.remove(at: position)
             }
             XCTAssertEqual(chunked.count, model.count)
+            if step % 500 == 0, let problem = chunked.checkInvariants() { return XCTFail("step \(step): \(problem)") }
         }
+        XCTAssertNil(chunked.checkInvariants())
         XCTAssertGreaterThan(chunked.chunks.count, 4, "the test must split chunks")
         XCTAssertEqual(chunked.all, model.map(key))
         XCTAssertEqual(chunked.keys(in: 100 ..< 700), model[100 ..< 700].map(key))

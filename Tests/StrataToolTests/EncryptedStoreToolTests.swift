@@ -1,4 +1,4 @@
-// `--key-file` (API.md §10): every command that opens a store reads an encrypted one with
+// `--key-file` (docs/API.md §10): every command that opens a store reads an encrypted one with
 // its key — given as the 64 bytes themselves or as 128 hex digits — and refuses it without
 // (exit 1, "wrong encryption key"); a key file that holds anything else is bad usage
 // (exit 2, naming the file); `strata recover` writes an encrypted store's records into a

@@ -1,4 +1,4 @@
-// Custom column types, WCDB Swift style (API.md §5): any type can be a property of a
+// Custom column types, WCDB Swift style (docs/API.md §5): any type can be a property of a
 // model if it says how it becomes a stored Value and back. ColumnJSONCodable gives any
 // Codable type that for free, as JSON in a BLOB.
 

@@ -1,4 +1,4 @@
-// Models shared by the object-layer tests: API.md §2's User with everything it links to.
+// Models shared by the object-layer tests: docs/API.md §2's User with everything it links to.
 
 import Strata
 
