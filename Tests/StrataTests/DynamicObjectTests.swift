@@ -32,6 +32,12 @@ final class DynamicObjectTests: RealmTestCase {
         XCTAssertTrue(bell.description.hasPrefix("User { objId = \"1\""), bell.description)
         XCTAssertEqual(users.sorted(byKeyPath: "rank").map { $0["objId"] as? String }, ["2", "1"])
         XCTAssertNil(bell["nope"])
+        // The checked read works through the stored schema too (it threw for every name).
+        XCTAssertEqual(try bell.value(forProperty: "rank") as? Int, 5)
+        XCTAssertEqual(try bell.value(forProperty: "lastName") as? String, "Bell")
+        XCTAssertThrowsError(try bell.value(forProperty: "nope")) {
+            XCTAssertEqual($0 as? RealmError, .unknownProperty(type: "User", property: "nope"))
+        }
         // Writes by name, indexes kept: the indexed city moves.
         try realm.write { bell["city"] = "Durham" }
         XCTAssertEqual(realm.dynamicObjects("User").filter("city == 'Durham'").count, 1)

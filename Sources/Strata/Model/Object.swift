@@ -112,19 +112,26 @@ open class Object: CustomStringConvertible {
     /// when a custom column type cannot read what is stored (where the property accessor traps).
     public func value(forProperty name: String) throws -> Any? {
         let info = ObjectType.info(for: type(of: self))
-        guard let index = info.schema.index(of: name) else {
-            throw RealmError.unknownProperty(type: Self.className, property: name)
+        guard let state = _state else {
+            guard info.schema.index(of: name) != nil else { throw RealmError.unknownProperty(type: Self.className, property: name) }
+            return self[name]
         }
-        guard let state = _state else { return self[name] }
+        // A managed object reads through the schema it is bound to (a DynamicObject's is the
+        // stored one; its class declares no properties).
+        let className = state.bound.className
+        guard let index = state.bound.schema.index(of: name) else { throw RealmError.unknownProperty(type: className, property: name) }
         try state.realm.checkThread()
-        guard !state.isInvalidated else { throw RealmError.invalidObject("\(Self.className) was deleted") }
+        guard !state.isInvalidated else { throw RealmError.invalidObject("\(className) was deleted") }
         let field = try state.checkedField(index)
-        guard info.readers[index](field) else {
+        // A model class checks the field against its property's Swift type; a dynamic object
+        // has none and reads whatever is stored.
+        if info.schema.index(of: name) == index, index < info.readers.count, !info.readers[index](field) {
             let property = info.schema.properties[index]
             if property.kind == .column {
-                throw RealmError.columnDecodingFailed(type: property.objectClassName ?? "?", object: "\(Self.className)(\(state.primaryKey))", property: name)
+                throw RealmError.columnDecodingFailed(type: property.objectClassName ?? "?", object: "\(className)(\(state.primaryKey))", property: name)
             }
-            throw RealmError.invalidValue("\(Self.className)(\(state.primaryKey)).\(name) holds \(field), which is not a \(property.typeDescription)")
+            throw RealmError.damagedObject(type: className, key: state.primaryKey.description,
+                                           reason: "\(name) holds \(field.kindName), which is not a \(property.typeDescription)")
         }
         return state.dynamicValue(index)
     }
