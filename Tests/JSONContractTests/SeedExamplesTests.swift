@@ -534,6 +534,32 @@ final class SeedExamplesTests: XCTestCase {
 
     /// `.custom { old, new, context in … }`: given the related objects before and the JSON's,
     /// its answer is assigned; it can delete through the context; bad answers are clear errors.
+    /// A payload that fails while being written inside the caller's write leaves nothing of
+    /// itself behind, even when the caller catches the error and commits (as add and create
+    /// do). Before, the objects written ahead of the failure stayed in the write.
+    func testAPayloadFailingInsideTheCallersWriteLeavesNothingBehind() throws {
+        let realm = try openRealm()
+        let car = Relationship(property: "car", keyPath: "car", mapping: Car.defaultMapping())
+        car.assignmentPolicy = .custom { old, new, _ in old + new }   // two cars for a to-one: refused while writing
+        let person = EntityMapping(for: Person.self)
+        person.addAttributes(fromDictionary: ["email": "user_email"])
+        person.addAttributes(fromArray: ["name"])
+        person.addRelationship(car)
+        let deserializer = Deserializer(realm: realm)
+        _ = try deserializer.object(fromRepresentation: ["user_email": "ada@example.com", "name": "Ada", "car": ["model": "i30"]] as [String: Any],
+                                    mapping: person)
+        try realm.write {
+            XCTAssertThrowsError(try deserializer.collection(fromRepresentation: [
+                ["user_email": "bob@example.com", "name": "Bob"],
+                ["user_email": "ada@example.com", "name": "Renamed", "car": ["model": "i40"]],
+            ] as [Any], mapping: person))
+            // The caller catches the error and commits the rest of its write.
+        }
+        XCTAssertNil(realm.object(ofType: Person.self, forPrimaryKey: "bob@example.com"), "the failed payload's first object is not kept")
+        XCTAssertEqual(realm.object(ofType: Person.self, forPrimaryKey: "ada@example.com")?.name, "Ada")
+        XCTAssertEqual(realm.objects(Car.self).map(\.model), ["i30"], "nor the car it read")
+    }
+
     func testCustomAssignmentPolicy() throws {
         let realm = try openRealm()
         let seen = Counter()

@@ -545,6 +545,17 @@ struct MappingEngine {
     /// objects the caller returns (only those are built).
     mutating func apply() throws {
         guard let realm, let write = realm.writeState else { throw RealmError.notInWriteTransaction }
+        // A payload that fails while being written leaves nothing of itself in the write,
+        // even when the caller's write goes on and commits.
+        try realm.atomically(write) { try applyDrafts(realm: realm, write: write) }
+        // Everything is written: only the drafts the caller holds (for their objects) are still
+        // needed, so the rest goes before the commit builds its change sets.
+        known = [:]
+        drafts = []
+        locations.removeAll()
+    }
+
+    private mutating func applyDrafts(realm: Realm, write: WriteState) throws {
         write.rows.reserveCapacity(write.rows.count + drafts.count)
         let merged = try mergeTargets(realm: realm)
         // 1. Every draft's key first, so links can be written in any order (a payload's
@@ -560,11 +571,6 @@ struct MappingEngine {
             guard !draft.onlyWeak, let key = draft.key else { continue }
             try writeDraft(draft, key: key, realm: realm, write: write)
         }
-        // Everything is written: only the drafts the caller holds (for their objects) are still
-        // needed, so the rest goes before the commit builds its change sets.
-        known = [:]
-        drafts = []
-        locations.removeAll()
     }
 
     /// objectMerge: a linked object without identity merges into the object the parent

@@ -375,8 +375,9 @@ extension Realm {
         }
     }
 
-    /// Runs `body`; if it throws, the pending rows it changed are put back.
-    private func atomically<R>(_ write: WriteState, _ body: () throws -> R) throws -> R {
+    /// Runs `body`; if it throws, the pending rows it changed are put back (add, create and
+    /// the JSON front ends' imports: a failure leaves nothing of itself in the caller's write).
+    func atomically<R>(_ write: WriteState, _ body: () throws -> R) throws -> R {
         let started = write.beginAtomic()
         do {
             let result = try body()
@@ -662,6 +663,7 @@ extension Realm {
             return
         }
         let rowKey = RowKey(table: state.bound.table, key: state.key)
+        write.willChange(rowKey)   // inside an add, create or JSON import: undone if it fails
         if let pending = write.rows[rowKey] {
             guard !pending.isDeleted else { return }
             pending.fields = nil
