@@ -78,12 +78,12 @@ let package = Package(
             // JSON fixtures (the JSONTestSuite "minefield"), read by path.
             exclude: ["Fixtures"]
         ),
-        // API.md's contract as a user writes it: `import Strata` only.
+        // docs/API.md's contract as a user writes it: `import Strata` only.
         .testTarget(
             name: "APIContractTests",
             dependencies: ["Strata"]
         ),
-        // API.md §3 the same way (its own target: §3 reuses §2's model names).
+        // docs/API.md §3 the same way (its own target: §3 reuses §2's model names).
         .testTarget(
             name: "JSONContractTests",
             dependencies: ["Strata"]

@@ -43,7 +43,7 @@ public enum JSONValue: Sendable, Equatable, Hashable, CustomStringConvertible {
     /// The value as JSON text (UTF-8): compact, or indented with two spaces. Object keys are
     /// written in sorted order, so equal values give equal bytes.
     ///
-    /// - Throws: ``JSONError/invalidNumber(offset:)`` for a NaN or infinite double.
+    /// - Throws: ``JSONError/unsupportedValue(_:)`` for a NaN or infinite double.
     public func data(prettyPrinted: Bool = false) throws -> Data {
         var writer = JSONWriter(pretty: prettyPrinted)
         try writer.write(self, depth: 0)

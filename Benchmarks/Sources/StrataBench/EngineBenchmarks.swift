@@ -1,4 +1,4 @@
-// The storage-engine benchmarks of ENGINE.md's "Numbers": bulk load, durable single-record
+// The storage-engine benchmarks (docs/benchmarks.md, "Storage engine"): bulk load, durable single-record
 // commits, warm random point reads, open time of a large store, index memory per key.
 // Each runs Strata, the raw-disk baseline and SQLite (through GRDB: WAL, synchronous=FULL,
 // one transaction, prepared statements, INTEGER PRIMARY KEY, its fastest layout) on the

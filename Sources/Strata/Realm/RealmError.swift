@@ -21,8 +21,8 @@ public enum RealmError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A value does not fit the property it was given for, in a way the cases below do not
     /// name (a malformed collection, a Double outside Decimal's range, a row too large …).
     case invalidValue(String)
-    /// A property name the type does not have (`create(value:)`, `object["name"]`,
-    /// `value(forProperty:)`, a migration's dictionaries).
+    /// A property name the type does not have (`create(value:)`, `value(forProperty:)`,
+    /// a migration's dictionaries; `object["name"]` reads nil and traps on a set instead).
     case unknownProperty(type: String, property: String)
     /// `create(value:)` or `add` of an object without the primary key its type needs.
     case missingPrimaryKey(type: String, property: String)
