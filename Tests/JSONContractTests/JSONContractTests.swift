@@ -73,21 +73,9 @@ final class Person: Object {
     @Persisted var category: Category?
 }
 
-final class JSONContractTests: XCTestCase {
-    private var directory = ""
-
-    override func setUp() {
-        directory = NSTemporaryDirectory() + "json-contract-\(UUID().uuidString.prefix(8))"
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: directory)
-    }
-
+final class JSONContractTests: ContractTestCase {
     private func openRealm() throws -> Realm {
-        var config = Realm.Configuration(directory: URL(fileURLWithPath: directory))
-        config.objectTypes = [User.self, Episode.self, Car.self, Phone.self, Category.self, Person.self]
-        return try Realm(configuration: config)
+        try realm([User.self, Episode.self, Car.self, Phone.self, Category.self, Person.self])
     }
 
     func testRealmCoder() throws {

@@ -130,23 +130,7 @@ final class WCSample: Object {
     @Persisted var myClass: MyClass? = nil
 }
 
-final class SeedCoderExamplesTests: XCTestCase {
-    private var directory = ""
-
-    override func setUp() {
-        directory = NSTemporaryDirectory() + "seed-coder-\(UUID().uuidString.prefix(8))"
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    private func realm(_ types: [Object.Type]) throws -> Realm {
-        var config = Realm.Configuration(directory: URL(fileURLWithPath: directory))
-        config.objectTypes = types
-        return try Realm(configuration: config)
-    }
-
+final class SeedCoderExamplesTests: ContractTestCase {
     // MARK: RealmCoder
 
     func testRealmCoderSimpleUser() throws {

@@ -187,22 +187,10 @@ final class PostedNames: @unchecked Sendable {
     }
 }
 
-final class SeedExamplesTests: XCTestCase {
-    private var directory = ""
-
-    override func setUp() {
-        directory = NSTemporaryDirectory() + "seed-examples-\(UUID().uuidString.prefix(8))"
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(atPath: directory)
-    }
-
+final class SeedExamplesTests: ContractTestCase {
     private func openRealm() throws -> Realm {
-        var config = Realm.Configuration(directory: URL(fileURLWithPath: directory))
-        config.objectTypes = [Car.self, Phone.self, Category.self, Person.self, Website.self, Bookmark.self,
-                              TaskModel.self, RRCUser.self, RRCTask.self]
-        return try Realm(configuration: config)
+        try realm([Car.self, Phone.self, Category.self, Person.self, Website.self, Bookmark.self,
+                   TaskModel.self, RRCUser.self, RRCTask.self])
     }
 
     private let lucas = #"""
