@@ -394,24 +394,10 @@ extension Realm {
 
     /// Adds `object` and returns its key.
     private func add(_ object: Object, update: UpdatePolicy, write: WriteState) throws -> [UInt8] {
-        if let state = object._state {
-            guard state.realm === self else {
-                throw RealmError.invalidObject("\(type(of: object).className) is managed by another Realm; find it here with object(ofType:forPrimaryKeyValue:)")
-            }
-            guard !state.isInvalidated else { throw RealmError.invalidObject("\(state.bound.className) was deleted") }
-            return state.key
-        }
+        if let state = object._state { return try keyOfManaged(state, object: object) }
         let bound = try boundType(for: type(of: object))
         if bound.schema.isEmbedded { throw Self.embeddedAlone(bound.className) }
-        let key: [UInt8]
-        if let index = bound.primaryKeyIndex {
-            guard case .value(let field) = object._slots[index], let value = PrimaryKeyValue(field: field) else {
-                throw RealmError.missingPrimaryKey(type: bound.className, property: bound.schema.properties[index].name)
-            }
-            key = value.keyBytes
-        } else {
-            key = PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes
-        }
+        let key = try newKey(of: object, bound: bound, write: write)
         let rowKey = RowKey(table: bound.table, key: key)
         let existing = write.rows[rowKey]
         let stored = existing == nil ? storedRow(table: bound.table, key: key) : nil
@@ -436,22 +422,7 @@ extension Realm {
         write.addPolicy = update
         defer { write.addPolicy = outerPolicy }
         do {
-            var fields = bound.nullFields
-            for (index, slot) in slots.enumerated() {
-                switch slot {
-                case .value(let field): fields[index] = field
-                case .object(let target as EmbeddedObject):
-                    if target._state != nil { throw Self.embeddedOwned("\(bound.className).\(bound.schema.properties[index].name)") }
-                    fields[index] = try target.embeddedField(in: self)
-                case .object(let target): fields[index] = try target.map { .link(try add($0, update: update, write: write)) } ?? .null
-                case .list(let list):
-                    if bound.schema.properties[index].kind == .embedded, list._anyElements.contains(where: { ($0 as? Object)?._state != nil }) {
-                        throw Self.embeddedOwned("\(bound.className).\(bound.schema.properties[index].name)")
-                    }
-                    fields[index] = try list._field(in: self)
-                }
-            }
-            pending.fields = fields
+            pending.fields = try fields(of: slots, bound: bound, update: update, write: write)
         } catch {
             object._state = nil
             throw error
@@ -461,6 +432,45 @@ extension Realm {
         write.noteChange(bound: bound, key: key)
         bumpContentVersion()
         return key
+    }
+
+    /// An object already managed adds as itself, if it is this realm's and not deleted.
+    private func keyOfManaged(_ state: ObjectState, object: Object) throws -> [UInt8] {
+        guard state.realm === self else {
+            throw RealmError.invalidObject("\(type(of: object).className) is managed by another Realm; find it here with object(ofType:forPrimaryKeyValue:)")
+        }
+        guard !state.isInvalidated else { throw RealmError.invalidObject("\(state.bound.className) was deleted") }
+        return state.key
+    }
+
+    /// An unmanaged object's engine key: its primary key, or a new hidden id.
+    private func newKey(of object: Object, bound: BoundType, write: WriteState) throws -> [UInt8] {
+        guard let index = bound.primaryKeyIndex else { return PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes }
+        guard case .value(let field) = object._slots[index], let value = PrimaryKeyValue(field: field) else {
+            throw RealmError.missingPrimaryKey(type: bound.className, property: bound.schema.properties[index].name)
+        }
+        return value.keyBytes
+    }
+
+    /// The row of an unmanaged object's values: linked unmanaged objects added under the
+    /// same policy, embedded objects stored inline (a managed one is another's: refused).
+    private func fields(of slots: [_Slot], bound: BoundType, update: UpdatePolicy, write: WriteState) throws -> [FieldValue] {
+        var fields = bound.nullFields
+        for (index, slot) in slots.enumerated() {
+            switch slot {
+            case .value(let field): fields[index] = field
+            case .object(let target as EmbeddedObject):
+                if target._state != nil { throw Self.embeddedOwned("\(bound.className).\(bound.schema.properties[index].name)") }
+                fields[index] = try target.embeddedField(in: self)
+            case .object(let target): fields[index] = try target.map { .link(try add($0, update: update, write: write)) } ?? .null
+            case .list(let list):
+                if bound.schema.properties[index].kind == .embedded, list._anyElements.contains(where: { ($0 as? Object)?._state != nil }) {
+                    throw Self.embeddedOwned("\(bound.className).\(bound.schema.properties[index].name)")
+                }
+                fields[index] = try list._field(in: self)
+            }
+        }
+        return fields
     }
 
     /// The error for an embedded object added (or created) without a parent.
