@@ -332,17 +332,23 @@ extension Realm {
                 }
             }
         }
+        try flushIndexesAndCounters(deltas, write: write)
         var changes = CommitChanges()
         for entry in touched {
             changes.propertyCounts[entry.table] = entry.bound.schema.properties.count
             changes.tables[entry.table] = entry.changes
         }
-        for (table, delta) in deltas { try delta.apply(table: table, transaction: transaction) }
-        for (number, next) in write.nextIDs {
-            try transaction.put(table: StoreLayout.metadataTable, key: StoreLayout.nextIDKey(number),
-                                value: withUnsafeBytes(of: UInt64(bitPattern: next).littleEndian) { Array($0) })
-        }
         return changes
+    }
+
+    /// The index changes the rows made, and the hidden-id counters the write advanced, into
+    /// the engine transaction.
+    private func flushIndexesAndCounters(_ deltas: [UInt32: SecondaryIndex.Delta], write: WriteState) throws {
+        for (table, delta) in deltas { try delta.apply(table: table, transaction: write.transaction) }
+        for (number, next) in write.nextIDs {
+            try write.transaction.put(table: StoreLayout.metadataTable, key: StoreLayout.nextIDKey(number),
+                                      value: withUnsafeBytes(of: UInt64(bitPattern: next).littleEndian) { Array($0) })
+        }
     }
 
     private func requireWrite() throws -> WriteState {
@@ -507,35 +513,8 @@ extension Realm {
     private func create<T: Object>(_ type: T.Type, value: Any, update: UpdatePolicy, write: WriteState) throws -> T {
         let bound = try boundType(for: type)
         if bound.schema.isEmbedded { throw Self.embeddedAlone(bound.className) }
-        let properties = bound.schema.properties
-        var values: [String: Any?] = [:]
-        switch value {
-        case let dictionary as [String: Any?]: values = dictionary
-        case let dictionary as [String: Any]: values = dictionary.mapValues { $0 }
-        case let array as [Any?]:
-            guard array.count <= properties.count else {
-                throw RealmError.invalidValue("\(bound.className) has \(properties.count) properties; the array has \(array.count) values")
-            }
-            for (index, item) in array.enumerated() { values[properties[index].name] = item }
-        case let object as Object:
-            for property in properties { values[property.name] = object[property.name] }
-        default:
-            throw RealmError.invalidValue("create(\(bound.className)): expected a dictionary, an array or an object, got \(Swift.type(of: value))")
-        }
-        for name in values.keys where bound.schema.index(of: name) == nil {
-            throw RealmError.unknownProperty(type: bound.className, property: name)
-        }
-        let key: [UInt8]
-        if let index = bound.primaryKeyIndex {
-            let property = properties[index]
-            guard let given = values[property.name], let raw = given,
-                  let primaryKey = PrimaryKeyValue(field: try FieldValue.converting(raw, to: property, context: "\(bound.className).\(property.name)")) else {
-                throw RealmError.missingPrimaryKey(type: bound.className, property: property.name)
-            }
-            key = primaryKey.keyBytes
-        } else {
-            key = PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes
-        }
+        let values = try Self.namedValues(value, bound: bound)
+        let key = try createdKey(values, bound: bound, write: write)
         let rowKey = RowKey(table: bound.table, key: key)
         let exists = self.exists(bound, key: key)
         if exists, update == .error {
@@ -543,8 +522,7 @@ extension Realm {
         }
         if !exists {
             // Start from the class's initial values.
-            let prototype = type.init()
-            var fields = prototype._slots.map(\.unlinkedField)
+            var fields = type.init()._slots.map(\.unlinkedField)
             if let index = bound.primaryKeyIndex, let primaryKey = PrimaryKeyValue(keyBytes: key) {
                 fields[index] = primaryKey.field
             }
@@ -567,6 +545,42 @@ extension Realm {
         }
         bumpContentVersion()
         return object as! T
+    }
+
+    /// `create(value:)`'s value as values by property name: a dictionary, an array in
+    /// declaration order, or an object; every name checked against the schema.
+    private static func namedValues(_ value: Any, bound: BoundType) throws -> [String: Any?] {
+        let properties = bound.schema.properties
+        var values: [String: Any?] = [:]
+        switch value {
+        case let dictionary as [String: Any?]: values = dictionary
+        case let dictionary as [String: Any]: values = dictionary.mapValues { $0 }
+        case let array as [Any?]:
+            guard array.count <= properties.count else {
+                throw RealmError.invalidValue("\(bound.className) has \(properties.count) properties; the array has \(array.count) values")
+            }
+            for (index, item) in array.enumerated() { values[properties[index].name] = item }
+        case let object as Object:
+            for property in properties { values[property.name] = object[property.name] }
+        default:
+            throw RealmError.invalidValue("create(\(bound.className)): expected a dictionary, an array or an object, got \(Swift.type(of: value))")
+        }
+        for name in values.keys where bound.schema.index(of: name) == nil {
+            throw RealmError.unknownProperty(type: bound.className, property: name)
+        }
+        return values
+    }
+
+    /// The key of the object `create` makes or updates: the given primary key, or a new
+    /// hidden id for a type without one.
+    private func createdKey(_ values: [String: Any?], bound: BoundType, write: WriteState) throws -> [UInt8] {
+        guard let index = bound.primaryKeyIndex else { return PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes }
+        let property = bound.schema.properties[index]
+        guard let given = values[property.name], let raw = given,
+              let primaryKey = PrimaryKeyValue(field: try FieldValue.converting(raw, to: property, context: "\(bound.className).\(property.name)")) else {
+            throw RealmError.missingPrimaryKey(type: bound.className, property: property.name)
+        }
+        return primaryKey.keyBytes
     }
 
     /// The field for a plain value given for `property`, resolving links (objects,

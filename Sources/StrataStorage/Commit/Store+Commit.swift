@@ -296,6 +296,35 @@ extension Store {
             throw error
         }
         markDurable(sequence: lastAppendedSequence, end: (oldID, oldSize))
+        let next = try createNextSegment(sealing: oldID, at: oldSize)
+        let sealed = SegmentView(id: oldID, region: activeRegion, length: oldSize, cipher: activeWriter.cipher)
+        if writeHint { writeHintForSealed(sealed) }
+        writerDirectory.setSealed(sealed)
+        writerSpace[oldID]?.sealed = true
+        writerSpace[oldID]?.diskBytes = oldSize
+        writerSpace[next.id] = SegmentSpace(diskBytes: dataStart, sealed: false)
+        // The old descriptor closes when the last holder lets go: a group-commit leader may
+        // still be syncing it.
+        activeFile = next.file
+        activeID = next.id
+        activeSize = dataStart
+        activeRegion = next.region
+        activeWriter = RecordWriter(cipher: next.cipher)
+        activeHint = ActiveHint(limit: Store.activeHintLimit(segmentSize: options.segmentSize))
+        writerDirectory.active = SegmentView(id: next.id, region: next.region, length: dataStart, cipher: next.cipher)
+        syncMonitor.withLock {
+            appendedEnd = (next.id, dataStart)
+            appendedFile = next.file
+            syncedEnd = (next.id, dataStart)
+        }
+    }
+
+    /// The next active segment: created (header synced), mapped, and named by the manifest
+    /// beside the sealed one's exact length, before anything is committed to it. On failure
+    /// the old manifest stands and the new file is removed (unless the store was taken out
+    /// of service: the new manifest may be on disk).
+    private func createNextSegment(sealing oldID: UInt32, at oldSize: Int)
+        throws -> (id: UInt32, file: any StorageFile, cipher: FileCipher?, region: MappedRegion) {
         let newID = try takeFileNumber()
         let newFile: any StorageFile, newCipher: FileCipher?
         do {
@@ -313,39 +342,16 @@ extension Store {
             throw error
         }
         do {
-            // The manifest names the new segment before anything is committed to it, and
-            // records the sealed one's exact length.
             try updateManifest { manifest in
                 manifest.entries[oldID] = Manifest.Entry(kind: .log, sealedLength: oldSize)
                 manifest.entries[newID] = Manifest.Entry(kind: .log, sealedLength: nil)
             }
         } catch {
-            // Unless the store was taken out of service (the new manifest may be on disk),
-            // the old one stands, and the new segment, holding only its header, is unlisted.
             newFile.close()
             if syncMonitor.withLock({ failure }) == nil { try? fileSystem.remove(path + "/" + segmentName(newID)) }
             throw error
         }
-        let sealed = SegmentView(id: oldID, region: activeRegion, length: oldSize, cipher: activeWriter.cipher)
-        if writeHint { writeHintForSealed(sealed) }
-        writerDirectory.setSealed(sealed)
-        writerSpace[oldID]?.sealed = true
-        writerSpace[oldID]?.diskBytes = oldSize
-        writerSpace[newID] = SegmentSpace(diskBytes: dataStart, sealed: false)
-        // The old descriptor closes when the last holder lets go: a group-commit leader may
-        // still be syncing it.
-        activeFile = newFile
-        activeID = newID
-        activeSize = dataStart
-        activeRegion = newRegion
-        activeWriter = RecordWriter(cipher: newCipher)
-        activeHint = ActiveHint(limit: Store.activeHintLimit(segmentSize: options.segmentSize))
-        writerDirectory.active = SegmentView(id: newID, region: newRegion, length: dataStart, cipher: newCipher)
-        syncMonitor.withLock {
-            appendedEnd = (newID, dataStart)
-            appendedFile = newFile
-            syncedEnd = (newID, dataStart)
-        }
+        return (newID, newFile, newCipher, newRegion)
     }
 
     /// The most memory the active segment's recorded hint entries may take: a quarter of a
