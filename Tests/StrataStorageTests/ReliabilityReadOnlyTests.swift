@@ -44,8 +44,11 @@ final class ReliabilityReadOnlyTests: XCTestCase {
         }
     }
 
-    /// End to end: a store directory 0555 with files 0444 opens read-only and reads. As root
-    /// the check runs with the effective user dropped to `nobody` for its duration.
+    /// End to end: a store directory 0555 with files 0444 opens read-only and reads, and the
+    /// descriptor holding its LOCK was opened read-only. As root the open runs with the
+    /// effective user dropped to `nobody`, so permissions are enforced; where even root may
+    /// not change its effective user, the descriptor's access mode still shows the open asked
+    /// for no write access.
     func testReadOnlyOpenOfAnUnwritableStore() throws {
         let dir = TemporaryDirectory()
         do {
@@ -59,20 +62,39 @@ final class ReliabilityReadOnlyTests: XCTestCase {
         }
         XCTAssertEqual(chmod(dir.path, 0o555), 0)
         defer { _ = chmod(dir.path, 0o755) }
-        let wasRoot = geteuid() == 0
-        if wasRoot {
-            // Keeps the saved user id 0, so the effective id can be restored.
-            guard seteuid(65534) == 0 else { throw XCTSkip("cannot drop the effective user id (errno \(errno))") }
+        // Keeps the saved user id 0, so the effective id can be restored.
+        let dropped = geteuid() == 0 && seteuid(65534) == 0
+        var restored = false
+        func restore() { if dropped && !restored { _ = seteuid(0); restored = true } }
+        defer { restore() }
+        if dropped || geteuid() != 0 {
+            // Permissions are enforced now: opening LOCK for writing is refused.
+            let probe = open(dir.path + "/LOCK", O_RDWR)
+            XCTAssertLessThan(probe, 0)
+            if probe >= 0 { close(probe) }
         }
-        defer { if wasRoot { _ = seteuid(0) } }
-        // Permissions are enforced now: opening LOCK for writing is refused.
-        let probe = open(dir.path + "/LOCK", O_RDWR)
-        XCTAssertLessThan(probe, 0)
-        if probe >= 0 { close(probe) }
         var options = StoreOptions()
         options.readOnly = true
         let store = try Store(directory: dir.url, options: options)
         XCTAssertEqual(try store.get(table: 1, key: bytes("k")), bytes("v"))
+        // Back to our own user (a changed effective user may not read /proc/self/fd).
+        restore()
+        XCTAssertEqual(try lockAccessModes(dir.path + "/LOCK"), [O_RDONLY], "the store holds LOCK through a read-only descriptor")
         try store.close()
+    }
+
+    /// The access modes (O_RDONLY, O_WRONLY, O_RDWR) of this process's descriptors open on `path`.
+    private func lockAccessModes(_ path: String) throws -> [Int32] {
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        var modes: [Int32] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+            guard let link = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + name),
+                  link == target,
+                  let info = try? String(contentsOfFile: "/proc/self/fdinfo/" + name, encoding: .utf8),
+                  let line = info.split(separator: "\n").first(where: { $0.hasPrefix("flags:") }),
+                  let flags = Int32(line.dropFirst("flags:".count).trimmingCharacters(in: .whitespaces), radix: 8) else { continue }
+            modes.append(flags & O_ACCMODE)
+        }
+        return modes
     }
 }
