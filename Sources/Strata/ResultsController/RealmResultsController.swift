@@ -239,8 +239,12 @@ public final class RealmResultsController<T: Object, U> {
         realm.verifyThread()
         filter = newFilter
         guard fetched else { return }
-        let batch = rebuild(old: nil, changes: CommitChanges())
-        if notifying { deliver(batch) }
+        if notifying {
+            deliver(rebuild(old: nil, changes: CommitChanges()))
+        } else {
+            // Nobody hears the difference: refetch without computing it.
+            (order, entries, sectionList) = build(in: realm)
+        }
     }
 
     /// The sections and their (mapped) objects.
