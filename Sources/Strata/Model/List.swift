@@ -67,24 +67,67 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
         Element._fromField(field, in: owner?.realm)
     }
 
-    /// The decoded elements of a managed list and the realm read version they are for.
-    private var cached: (version: UInt64, elements: [Element])?
+    /// What a managed list's owner keeps of it between reads: values converted; links and
+    /// embedded objects as where they are, made into objects on access (a cached object
+    /// would keep its owner alive, see `ObjectState.collectionContents`).
+    private enum Contents {
+        case values([Element])
+        /// The stored links whose objects exist, in order.
+        case links([FieldValue])
+        /// The positions of the embedded objects in the stored list.
+        case embedded([Int])
+
+        var count: Int {
+            switch self {
+            case .values(let values): return values.count
+            case .links(let links): return links.count
+            case .embedded(let positions): return positions.count
+            }
+        }
+    }
+
+    /// The contents now (links to deleted objects are skipped): converted once per change
+    /// of what they are read from, and shared by every `List` of the same object.
+    private func contents(_ owner: ObjectState) -> Contents {
+        owner.cachedContents(index) {
+            switch Element._propertyKind {
+            case .embedded:
+                return (.embedded(owner.embeddedPositions(index)), .everything)
+            case .object:
+                // Links to deleted objects are skipped. When none was, only deletions can
+                // change the list; a link not found might be to an object created later.
+                let fields = managedFields
+                let links = fields.filter { element(from: $0) != nil }
+                return (.links(links), links.count == fields.count ? .ownRowAndDeletions : .everything)
+            default:
+                return (.values(managedFields.compactMap(element(from:))), .ownRow)
+            }
+        }
+    }
+
+    /// The element at `position` of `contents`.
+    private func element(_ contents: Contents, at position: Int, _ owner: ObjectState) -> Element {
+        let made: Element?
+        switch contents {
+        case .values(let values): return values[position]
+        case .links(let links): made = element(from: links[position])
+        case .embedded(let positions): made = owner.embeddedObject(index, at: positions[position]) as? Element
+        }
+        // Contents say the element exists; one that cannot be made is a bug, not a state of the data.
+        guard let made else { preconditionFailure("\(listName)[\(position)]: the object the list holds there cannot be read") }
+        return made
+    }
 
     /// The elements now (links to deleted objects are skipped).
     private var current: [Element] {
         guard let owner else { return unmanaged }
-        let version = owner.realm.readVersion
-        if let cached, cached.version == version { return cached.elements }
-        // Embedded objects have no key: each is read at its position.
-        let elements = Element._propertyKind == .embedded
-            ? owner.embeddedObjects(index).compactMap { $0 as? Element } : managedFields.compactMap(element(from:))
-        cached = (version, elements)
-        return elements
+        let contents = contents(owner)
+        if case .values(let values) = contents { return values }
+        return (0..<contents.count).map { element(contents, at: $0, owner) }
     }
 
     private func store(_ elements: [Element]) {
         guard let owner else { unmanaged = elements; return }
-        cached = nil
         owner.setField(index, owner.fieldForAssignment {
             .list(try elements.map { try $0._field(in: owner.realm) })
         })
@@ -95,13 +138,18 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
     /// Always 0.
     public var startIndex: Int { 0 }
     /// The number of elements.
-    public var endIndex: Int { owner == nil ? unmanaged.count : current.count }
+    public var endIndex: Int {
+        guard let owner else { return unmanaged.count }
+        return contents(owner).count
+    }
 
     /// The element at `position`; setting it needs a write when the list is managed.
     public subscript(position: Int) -> Element {
         get {
-            guard owner != nil else { return unmanaged[position] }
-            return current[position]
+            guard let owner else { return unmanaged[position] }
+            let contents = contents(owner)
+            precondition(position >= 0 && position < contents.count, "Index \(position) is out of bounds (\(listName) has \(contents.count) elements)")
+            return element(contents, at: position, owner)
         }
         set {
             Realm.checkNotOwned(CollectionOfOne(newValue), context: listName)
@@ -121,18 +169,42 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
     /// Appends `elements` (O(their count), not O(the list's length)).
     public func append(contentsOf elements: some Sequence<Element>) {
         guard let owner else { unmanaged.append(contentsOf: elements); return }
-        cached = nil
         let added = elements.map { $0 }
         Realm.checkNotOwned(added, context: listName)
         let fields: FieldValue = owner.fieldForAssignment { .list(try added.map { try $0._field(in: owner.realm) }) }
         guard case .list(let items) = fields else { return }
         var start = 0
-        owner.modifyList(index) { list in
+        changeManagedList(owner) { list in
             start = list.count
             list.append(contentsOf: items)
+        } carry: { contents in
+            // Exactly what a fresh read would add (the same conversion, the same skips).
+            switch contents {
+            case .values(var values):
+                contents = .links([])           // so `values` is the only reference
+                values.append(contentsOf: items.compactMap(element(from:)))
+                contents = .values(values)
+            case .links(var links):
+                contents = .links([])
+                links.append(contentsOf: items.filter { element(from: $0) != nil })
+                contents = .links(links)
+            case .embedded:
+                break                           // not carried (see changeManagedList)
+            }
         }
         for (offset, element) in added.enumerated() {
             if let object = element as? Object { owner.realm.adoptEmbedded(object, parent: owner, index: index, position: start + offset) }
+        }
+    }
+
+    /// Changes the stored list in place, and the owner's converted elements with it through
+    /// `carry` (embedded objects, read by position, are read again instead).
+    private func changeManagedList(_ owner: ObjectState, _ body: (inout [FieldValue]) -> Void,
+                                   carry: (inout Contents) -> Void) {
+        if Element._propertyKind == .embedded {
+            owner.modifyList(index, body)
+        } else {
+            owner.changeCollection(index, as: Contents.self, { owner.modifyList(index, body) }, carry: carry)
         }
     }
 
@@ -161,10 +233,16 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
     /// element whose object still exists, as the list shows it.)
     public func removeLast() {
         guard let owner, Element._propertyKind != .object else { _ = remove(at: count - 1); return }
-        cached = nil
-        owner.modifyList(index) { list in
+        var removed = FieldValue.null
+        changeManagedList(owner) { list in
             precondition(!list.isEmpty, "Can't remove last element from an empty list")
-            list.removeLast()
+            removed = list.removeLast()
+        } carry: { contents in
+            // A stored value that reads as no element (a raw value with no case) was skipped.
+            guard case .values(var values) = contents, element(from: removed) != nil else { return }
+            contents = .links([])
+            values.removeLast()
+            contents = .values(values)
         }
     }
     /// Removes every element.

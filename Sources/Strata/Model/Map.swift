@@ -45,13 +45,12 @@ enum MapKeyRule {
 /// Keys may not contain `.` or start with `$` (Realm's rule): setting such a key traps with
 /// the reason, and `create(value:)`, the JSON front ends and `strata import` throw. Setting
 /// a key to nil removes it. Iteration and ``keys`` are in key order (UTF-8 bytes). Changing
-/// the map of a managed object requires a write; each change costs O(the map's size).
+/// the map of a managed object requires a write. Reading, setting or removing one key costs
+/// O(1) (after the map is read once per change made elsewhere); iteration sorts the keys.
 public final class Map<Key: _MapKey, Value: _PersistableValue>: _ListBase, Sequence, CustomStringConvertible {
     private var unmanaged: [String: Value]
     private let owner: ObjectState?
     private let index: Int
-    /// The decoded entries of a managed map and the realm read version they are for.
-    private var cached: (version: UInt64, entries: [String: Value])?
 
     /// An empty unmanaged map.
     public override init() {
@@ -69,33 +68,57 @@ public final class Map<Key: _MapKey, Value: _PersistableValue>: _ListBase, Seque
     /// The realm of the owning object, if it is managed.
     public var realm: Realm? { owner?.realm }
 
+    /// What a managed map's owner keeps of it between reads: the stored entries that read as
+    /// values, and those values when they are not objects (objects are made on access: a
+    /// cached object would keep its owner alive, see `ObjectState.collectionContents`).
+    private struct Contents {
+        var fields: [String: FieldValue] = [:]
+        var values: [String: Value]? = Value._propertyKind == .object ? nil : [:]
+
+        /// Sets the stored value of `key` (nil: removes it), if it reads as a value.
+        mutating func set(_ key: String, _ field: FieldValue?, in realm: Realm) {
+            let value = field.flatMap { Value._fromField($0, in: realm) }
+            fields[key] = value == nil ? nil : field
+            values?[key] = value
+        }
+    }
+
+    /// The contents now (links to deleted objects are left out): converted once per change
+    /// of what they are read from, and shared by every `Map` of the same object.
+    private func contents(_ owner: ObjectState) -> Contents {
+        owner.cachedContents(index) {
+            var contents = Contents()
+            guard case .map(let fields) = owner.field(index) else { return (contents, .ownRow) }
+            for (key, field) in fields { contents.set(key, field, in: owner.realm) }
+            let dependence: ObjectState.CollectionDependence = Value._propertyKind != .object ? .ownRow
+                : contents.fields.count == fields.count ? .ownRowAndDeletions : .everything
+            return (contents, dependence)
+        }
+    }
+
+    /// The value for `key` (a stored string), if any.
+    private func value(for key: String) -> Value? {
+        guard let owner else { return unmanaged[key] }
+        let contents = contents(owner)
+        if let values = contents.values { return values[key] }
+        return contents.fields[key].flatMap { Value._fromField($0, in: owner.realm) }
+    }
+
     /// The entries now (links to deleted objects are left out).
     private var current: [String: Value] {
         guard let owner else { return unmanaged }
-        let version = owner.realm.readVersion
-        if let cached, cached.version == version { return cached.entries }
-        var entries: [String: Value] = [:]
-        if case .map(let fields) = owner.field(index) {
-            for (key, field) in fields {
-                if let value = Value._fromField(field, in: owner.realm) { entries[key] = value }
-            }
+        let contents = contents(owner)
+        return contents.values ?? contents.fields.compactMapValues { Value._fromField($0, in: owner.realm) }
+    }
+
+    /// Changes a managed map's stored entry for `key` in place (O(1)) and its converted
+    /// entries with it, or the entry of an unmanaged one.
+    private func store(_ key: String, _ field: FieldValue?, unmanaged value: Value?) {
+        guard let owner else { unmanaged[key] = value; return }
+        owner.changeCollection(index, as: Contents.self, { owner.modifyMap(index) { $0[key] = field } }) { contents in
+            // Exactly what a fresh read would hold (the same conversion, the same skips).
+            contents.set(key, field, in: owner.realm)
         }
-        cached = (version, entries)
-        return entries
-    }
-
-    private var storedEntries: [String: FieldValue] {
-        guard let owner, case .map(let fields) = owner.field(index) else { return [:] }
-        return fields
-    }
-
-    /// Stores `entries` (a managed map) or keeps them (unmanaged).
-    private func store(_ change: (inout [String: FieldValue]) -> Void, unmanaged changeUnmanaged: (inout [String: Value]) -> Void) {
-        guard let owner else { changeUnmanaged(&unmanaged); return }
-        cached = nil
-        var entries = storedEntries
-        change(&entries)
-        owner.setField(index, .map(entries))
     }
 
     private func checkedKey(_ key: Key) -> String {
@@ -109,9 +132,12 @@ public final class Map<Key: _MapKey, Value: _PersistableValue>: _ListBase, Seque
     // MARK: Reading
 
     /// The number of entries.
-    public var count: Int { current.count }
+    public var count: Int {
+        guard let owner else { return unmanaged.count }
+        return contents(owner).fields.count
+    }
     /// Whether the map has no entries.
-    public var isEmpty: Bool { current.isEmpty }
+    public var isEmpty: Bool { count == 0 }
     /// The keys, in key order.
     public var keys: [Key] { sortedKeys.map(Key.init(_mapKeyString:)) }
     /// The values, in the order of their keys.
@@ -125,7 +151,7 @@ public final class Map<Key: _MapKey, Value: _PersistableValue>: _ListBase, Seque
     /// The value for `key` (nil when absent); setting nil removes the key. Setting needs a
     /// write when the map is managed, and traps for a key Realm refuses.
     public subscript(key: Key) -> Value? {
-        get { current[key._mapKeyString] }
+        get { value(for: key._mapKeyString) }
         set {
             if let newValue {
                 updateValue(newValue, forKey: key)
@@ -136,7 +162,7 @@ public final class Map<Key: _MapKey, Value: _PersistableValue>: _ListBase, Seque
     }
 
     /// The value for `key`, as Realm Swift's `object(forKey:)`.
-    public func object(forKey key: Key) -> Value? { current[key._mapKeyString] }
+    public func object(forKey key: Key) -> Value? { value(for: key._mapKeyString) }
 
     /// Iterates `(key, value)` pairs in key order.
     public func makeIterator() -> IndexingIterator<[(key: Key, value: Value)]> {
@@ -150,8 +176,7 @@ public final class Map<Key: _MapKey, Value: _PersistableValue>: _ListBase, Seque
     public func updateValue(_ value: Value, forKey key: Key) {
         let text = checkedKey(key)
         if let owner {
-            let field = owner.fieldForAssignment { try value._field(in: owner.realm) }
-            store({ $0[text] = field }, unmanaged: { _ in })
+            store(text, owner.fieldForAssignment { try value._field(in: owner.realm) }, unmanaged: nil)
         } else {
             unmanaged[text] = value
         }
@@ -176,12 +201,13 @@ public final class Map<Key: _MapKey, Value: _PersistableValue>: _ListBase, Seque
     /// Removes `key` and its value, if present.
     public func removeObject(for key: Key) {
         let text = key._mapKeyString
-        store({ $0[text] = nil }, unmanaged: { $0[text] = nil })
+        store(text, nil, unmanaged: nil)
     }
 
     /// Removes every entry.
     public func removeAll() {
-        store({ $0 = [:] }, unmanaged: { $0 = [:] })
+        guard let owner else { unmanaged = [:]; return }
+        owner.modifyMap(index) { $0 = [:] }
     }
 
     /// `Map<Key, Value>[key: value, …]`.

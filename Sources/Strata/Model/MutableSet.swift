@@ -39,15 +39,13 @@ enum SetMembership {
 ///
 /// Elements are distinct by their stored values: every NaN is one value, `-0.0` equals
 /// `0.0`, and strings compare as Swift compares them. Iteration gives the elements in the
-/// order they were first inserted. Changing the set of a managed object requires a write;
-/// each change costs O(the set's size).
+/// order they were first inserted. Changing the set of a managed object requires a write.
+/// `contains` and `insert` cost O(1) (after the set is read once per change made elsewhere),
+/// removals O(the set's size).
 public final class MutableSet<Element: _PersistableValue>: _ListBase, RandomAccessCollection, CustomStringConvertible {
     private var unmanaged: [Element]
     private let owner: ObjectState?
     private let index: Int
-    /// The decoded elements of a managed set and the realm read version they are for.
-    private var cached: (version: UInt64, elements: [Element])?
-
     /// An empty unmanaged set.
     public override init() {
         unmanaged = []
@@ -73,24 +71,61 @@ public final class MutableSet<Element: _PersistableValue>: _ListBase, RandomAcce
     /// The realm of the owning object, if it is managed.
     public var realm: Realm? { owner?.realm }
 
+    /// What a managed set's owner keeps of it between reads: the stored values that read as
+    /// elements (in order), those elements when they are values (objects are made on access:
+    /// a cached object would keep its owner alive, see `ObjectState.collectionContents`),
+    /// their membership keys, and the keys of every stored value when some did not read as
+    /// an element (a link to a deleted object): inserting must not store such a value twice.
+    private struct Contents {
+        var fields: [FieldValue] = []
+        var values: [Element]? = Element._propertyKind == .object ? nil : []
+        var memberKeys = Set<[UInt8]>()
+        var storedKeys: Set<[UInt8]>?
+
+        /// Adds a stored value, if it reads as an element.
+        mutating func add(_ field: FieldValue, in realm: Realm) {
+            storedKeys?.insert(SetMembership.key(field))
+            guard let element = Element._fromField(field, in: realm) else { return }
+            fields.append(field)
+            values?.append(element)
+            memberKeys.insert(SetMembership.key(field))
+        }
+    }
+
+    /// The contents now, converted once per change of what they are read from and shared
+    /// by every `MutableSet` of the same object: `contains` and `insert` are O(1).
+    private func contents(_ owner: ObjectState) -> Contents {
+        owner.cachedContents(index) {
+            var contents = Contents()
+            guard case .list(let fields) = owner.field(index) else { return (contents, .ownRow) }
+            for field in fields { contents.add(field, in: owner.realm) }
+            if contents.fields.count != fields.count { contents.storedKeys = Set(fields.map(SetMembership.key)) }
+            let dependence: ObjectState.CollectionDependence = Element._propertyKind != .object ? .ownRow
+                : contents.storedKeys == nil ? .ownRowAndDeletions : .everything
+            return (contents, dependence)
+        }
+    }
+
+    /// The element at `position` of `contents`.
+    private func element(_ contents: Contents, at position: Int, _ owner: ObjectState) -> Element {
+        if let values = contents.values { return values[position] }
+        // Contents say the object exists; one that cannot be made is a bug, not a state of the data.
+        guard let element = Element._fromField(contents.fields[position], in: owner.realm) else {
+            preconditionFailure("MutableSet[\(position)]: the object the set holds there cannot be read")
+        }
+        return element
+    }
+
     /// The elements now (links to deleted objects are left out).
     private var current: [Element] {
         guard let owner else { return unmanaged }
-        let version = owner.realm.readVersion
-        if let cached, cached.version == version { return cached.elements }
-        var elements: [Element] = []
-        if case .list(let fields) = owner.field(index) {
-            elements = fields.compactMap { Element._fromField($0, in: owner.realm) }
-        }
-        cached = (version, elements)
-        return elements
+        let contents = contents(owner)
+        return contents.values ?? contents.fields.indices.map { element(contents, at: $0, owner) }
     }
 
     /// Changes the stored elements of a managed set in place.
     private func modifyStored(_ body: (inout [FieldValue]) -> Void) {
-        guard let owner else { return }
-        cached = nil
-        owner.modifyList(index, body)
+        owner?.modifyList(index, body)
     }
 
     private func fields(of elements: some Sequence<Element>) -> [FieldValue] {
@@ -103,14 +138,23 @@ public final class MutableSet<Element: _PersistableValue>: _ListBase, RandomAcce
     /// Always 0.
     public var startIndex: Int { 0 }
     /// The number of elements.
-    public var endIndex: Int { current.count }
+    public var endIndex: Int {
+        guard let owner else { return unmanaged.count }
+        return contents(owner).fields.count
+    }
     /// The element at `position` (insertion order).
-    public subscript(position: Int) -> Element { current[position] }
+    public subscript(position: Int) -> Element {
+        guard let owner else { return unmanaged[position] }
+        let contents = contents(owner)
+        precondition(position >= 0 && position < contents.fields.count, "Index \(position) is out of bounds (the set has \(contents.fields.count) elements)")
+        return element(contents, at: position, owner)
+    }
 
     /// Whether `element` is in the set.
     public func contains(_ element: Element) -> Bool {
         let wanted = SetMembership.key(element)
-        return current.contains { SetMembership.key($0) == wanted }
+        guard let owner else { return unmanaged.contains { SetMembership.key($0) == wanted } }
+        return contents(owner).memberKeys.contains(wanted)
     }
 
     /// Whether every element of this set is in `other`.
@@ -140,10 +184,24 @@ public final class MutableSet<Element: _PersistableValue>: _ListBase, RandomAcce
             for element in elements where present.insert(SetMembership.key(element)).inserted { unmanaged.append(element) }
             return
         }
-        let added = fields(of: elements)
-        modifyStored { stored in
-            var present = Set(stored.map { SetMembership.key($0) })
-            for field in added where present.insert(SetMembership.key(field)).inserted { stored.append(field) }
+        guard let owner else { return }
+        let added = absentFields(of: elements, owner)
+        guard !added.isEmpty else { return }
+        owner.changeCollection(index, as: Contents.self, { owner.modifyList(index) { $0.append(contentsOf: added) } }) { contents in
+            // Exactly what a fresh read would add (the same conversion, the same skips).
+            for field in added { contents.add(field, in: owner.realm) }
+        }
+    }
+
+    /// The stored values of `elements` the set does not hold, each once. (Its own function:
+    /// the contents it reads must be released before the insert changes them in place.)
+    private func absentFields(of elements: some Sequence<Element>, _ owner: ObjectState) -> [FieldValue] {
+        let current = contents(owner)
+        let present = current.storedKeys ?? current.memberKeys
+        var seen = Set<[UInt8]>()
+        return fields(of: elements).filter { field in
+            let key = SetMembership.key(field)
+            return !present.contains(key) && seen.insert(key).inserted
         }
     }
 

@@ -16,7 +16,9 @@ final class PendingRow {
         case row([UInt8])
     }
 
-    private(set) var content: Content
+    private(set) var content: Content { didSet { revision &+= 1 } }
+    /// Counts changes of `content`: caches of what was read from this row compare it.
+    private(set) var revision: UInt64 = 0
     /// The stored row before the transaction (bytes: compared, not decoded, at commit);
     /// nil when the object did not exist.
     let originalRow: StoredValue?
@@ -83,17 +85,13 @@ final class PendingRow {
     /// Puts back a state saved by `WriteState.willChange`.
     func restore(_ saved: Content) { content = saved }
 
-    /// Changes the list held by property `index` in place: amortized O(1) for an append or
-    /// a removal at the end, however long the list (the values array and the list are
-    /// each held once while `body` runs, so neither is copied).
-    func modifyList(_ index: Int, _ body: (inout [FieldValue]) -> Void) {
+    /// Changes property `index` in place: amortized O(1) for an append to a list or a key
+    /// set in a map, however large (the values array is held once while `body` runs, so
+    /// it is not copied).
+    func modifyField(_ index: Int, _ body: (inout FieldValue) -> Void) {
         guard var values = fields else { return }
         content = .deleted
-        var list: [FieldValue] = []
-        if case .list(let items) = values[index] { list = items }
-        values[index] = .null
-        body(&list)
-        values[index] = .list(list)
+        body(&values[index])
         content = .fields(values)
     }
 
@@ -327,15 +325,25 @@ public final class ObjectState {
 
     /// The embedded objects of a list property `index`, by position (the list is read once).
     func embeddedObjects(_ index: Int) -> [Object] {
-        let property = bound.schema.properties[index]
-        guard case .list(let items) = field(index),
-              let target = property.objectClassName.flatMap(realm.boundTypeOrDynamic(named:)) else { return [] }
-        return items.indices.compactMap { position in
-            guard case .embedded = items[position] else { return nil }
-            let object = ObjectConstruction.makeManaged(target.info.type)
-            object._state = ObjectState(embeddedIn: self, bound: target, index: index, position: position)
-            return object
+        embeddedPositions(index).compactMap { embeddedObject(index, at: $0) }
+    }
+
+    /// The positions in list property `index` that hold an embedded object.
+    func embeddedPositions(_ index: Int) -> [Int] {
+        guard case .list(let items) = field(index) else { return [] }
+        return items.indices.filter { position in
+            if case .embedded = items[position] { return true }
+            return false
         }
+    }
+
+    /// The embedded object at `position` of list property `index` (made on each call: it
+    /// reads its fields from this object's row, by position).
+    func embeddedObject(_ index: Int, at position: Int) -> Object? {
+        guard let target = bound.schema.properties[index].objectClassName.flatMap(realm.boundTypeOrDynamic(named:)) else { return nil }
+        let object = ObjectConstruction.makeManaged(target.info.type)
+        object._state = ObjectState(embeddedIn: self, bound: target, index: index, position: position)
+        return object
     }
 
     /// Whether this is the embedded object that `parent`'s property `index` (at `position`)
@@ -456,21 +464,115 @@ public final class ObjectState {
         write.noteChange(bound: bound, key: key)
     }
 
+    // MARK: List elements
+
+    // MARK: Collection contents
+
+    /// What a collection property's converted contents (a list's elements, a set's
+    /// elements and membership, a map's entries) depend on.
+    enum CollectionDependence {
+        /// This object's row only (a collection of values).
+        case ownRow
+        /// This object's row, and whether the objects it links to still exist (links that
+        /// were all found: creating objects cannot change them).
+        case ownRowAndDeletions
+        /// Anything in the realm (links that were not found, embedded objects by position).
+        case everything
+    }
+
+    /// What converted contents were read from: the snapshot and, inside a write, this
+    /// object's pending row and its revision, and the write's deletions.
+    private struct CollectionSource: Equatable {
+        let version: UInt64
+        let pending: ObjectIdentifier?
+        let revision: UInt64
+        let deletions: UInt64
+    }
+
+    /// Collection properties' contents, by property index. Each `object.list` access makes a
+    /// new `List`, so the conversion is kept here, where all of them share it: a loop over a
+    /// list's indices converts the list once per change, not once per index. Contents hold
+    /// no objects (links are kept as stored, embedded objects as positions): an object holds
+    /// its realm, and an embedded one its parent, so a cached object would keep this state
+    /// alive in a cycle.
+    private var collectionContents: [Int: (dependence: CollectionDependence, source: CollectionSource, contents: Any)] = [:]
+
+    /// Where contents with `dependence` are read from now.
+    private func collectionSource(_ dependence: CollectionDependence) -> CollectionSource {
+        // A pinned object reads a fixed snapshot; an embedded one its parent's row, which
+        // has no pending row of its own to compare.
+        if pinned != nil { return CollectionSource(version: 0, pending: nil, revision: 0, deletions: 0) }
+        if dependence == .everything || embedding != nil {
+            return CollectionSource(version: realm.readVersion, pending: nil, revision: 0, deletions: 0)
+        }
+        let pending = currentPending()
+        return CollectionSource(version: realm.generation, pending: pending.map(ObjectIdentifier.init), revision: pending?.revision ?? 0,
+                                deletions: dependence == .ownRowAndDeletions ? realm.writeState?.deletions ?? 0 : 0)
+    }
+
+    /// The cached contents of collection `index`, if still current.
+    private func currentContents<Contents>(_ index: Int) -> (dependence: CollectionDependence, contents: Contents)? {
+        guard let entry = collectionContents[index], collectionSource(entry.dependence) == entry.source,
+              let contents = entry.contents as? Contents else { return nil }
+        return (entry.dependence, contents)
+    }
+
+    /// The contents of collection `index` made by `make` (which also says what they depend
+    /// on), or the ones it made before if nothing they depend on changed since.
+    func cachedContents<Contents>(_ index: Int, make: () -> (contents: Contents, dependence: CollectionDependence)) -> Contents {
+        if let current: (dependence: CollectionDependence, contents: Contents) = currentContents(index) { return current.contents }
+        let made = make()
+        realm.collectionConversions += 1
+        collectionContents[index] = (made.dependence, collectionSource(made.dependence), made.contents)
+        return made.contents
+    }
+
+    /// Runs `change` (which changes the stored collection `index`) and brings its cached
+    /// contents along through `carry` when they were current, so that an append followed by
+    /// a read, in a loop, stays O(1) per step instead of converting the collection each time.
+    func changeCollection<Contents>(_ index: Int, as type: Contents.Type, _ change: () -> Void, carry: (inout Contents) -> Void) {
+        var carried: (dependence: CollectionDependence, contents: Contents)? = currentContents(index)
+        collectionContents[index] = nil
+        guard let dependence = carried?.dependence, var contents = carried?.contents else { return change() }
+        carried = nil                    // `contents` is then the only reference: changed in place
+        change()
+        carry(&contents)
+        collectionContents[index] = (dependence, collectionSource(dependence), contents)
+    }
+
     /// Changes the list of property `index` in place inside a write (appends and removals
     /// at the end cost O(1), not a copy of the list).
     func modifyList(_ index: Int, _ body: (inout [FieldValue]) -> Void) {
+        modifyField(index) { field in
+            var list: [FieldValue] = []
+            if case .list(let items) = field { list = items }
+            field = .null                // so `list` is the only reference: changed in place
+            body(&list)
+            field = .list(list)
+        }
+    }
+
+    /// Changes the map of property `index` in place inside a write (setting one key costs
+    /// O(1), not a copy of the map).
+    func modifyMap(_ index: Int, _ body: (inout [String: FieldValue]) -> Void) {
+        modifyField(index) { field in
+            var map: [String: FieldValue] = [:]
+            if case .map(let entries) = field { map = entries }
+            field = .null
+            body(&map)
+            field = .map(map)
+        }
+    }
+
+    /// Changes property `index` in place inside a write (traps outside one, as Realm does).
+    private func modifyField(_ index: Int, _ body: (inout FieldValue) -> Void) {
         if embedding != nil {
-            modifyEmbedded { fields in
-                var list: [FieldValue] = []
-                if case .list(let items) = fields[index] { list = items }
-                body(&list)
-                fields[index] = .list(list)
-            }
+            modifyEmbedded { fields in body(&fields[index]) }
             return
         }
         let (write, pending) = pendingForChange()
         guard !pending.isDeleted else { invalidatedAccess() }
-        pending.modifyList(index, body)
+        pending.modifyField(index, body)
         write.noteChange(bound: bound, key: key)
     }
 

@@ -31,6 +31,10 @@ final class WriteState {
         changeCounter &+= 1
     }
     var changeCounter: UInt64 = 0
+    /// Counts deletions in this write (lists of objects skip deleted ones: their cached
+    /// elements compare it).
+    private(set) var deletions: UInt64 = 0
+    func noteDeletion() { deletions &+= 1 }
 
     /// The update policy of the `add` in progress, for the unmanaged objects it links to.
     var addPolicy: UpdatePolicy?
@@ -76,6 +80,10 @@ final class WriteState {
                     rows[entry.key] = nil
                 }
             }
+        }
+        if failed {                      // what readers cached from the undone rows is stale
+            changeCounter &+= 1
+            deletions &+= 1
         }
         undo = nil
         atomicID = 0
@@ -696,6 +704,7 @@ extension Realm {
             write.rows[rowKey] = PendingRow(fields: nil, originalRow: row)
         }
         write.noteChange(bound: state.bound, key: state.key)
+        write.noteDeletion()
         bumpContentVersion()
     }
 

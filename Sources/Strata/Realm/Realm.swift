@@ -37,6 +37,9 @@ public final class Realm {
     /// Changes with every snapshot move and every change inside a write: results re-evaluate.
     private(set) var contentVersion: UInt64 = 1
     var writeState: WriteState?
+    /// How many times a managed collection was converted from its stored values (tests
+    /// check that reading a list by index converts it once, not once per index).
+    var collectionConversions = 0
     private var nextWriteID: UInt64 = 1
     private var typesByID: [ObjectIdentifier: BoundType] = [:]
     private var typesByName: [String: BoundType] = [:]
