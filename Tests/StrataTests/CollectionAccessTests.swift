@@ -56,6 +56,29 @@ final class CollectionAccessTests: RealmTestCase {
         XCTAssertEqual(user.tags.last, "t\(count / 2 - 1)")
     }
 
+    /// Changing one property of the object (another list, a scalar) leaves what was kept of
+    /// its other lists current: filling two lists side by side stays linear.
+    func testFillingTwoListsOfOneObjectSideBySideStaysLinear() throws {
+        let realm = try openRealm()
+        let object = AllTypes()
+        try realm.write { try realm.add(object) }
+        let before = realm.collectionConversions
+        try realm.write {
+            for position in 0..<count {
+                object.ints.append(position)
+                object.optionalStrings.append(position % 3 == 0 ? nil : "s\(position)")
+                object.int64 = Int64(position)
+                guard object.ints.count == position + 1, object.optionalStrings.count == position + 1,
+                      object.ints.last == position else {
+                    return XCTFail("after \(position + 1) appends: \(object.ints.count) and \(object.optionalStrings.count) elements")
+                }
+            }
+        }
+        XCTAssertLessThanOrEqual(realm.collectionConversions - before, 2)
+        XCTAssertEqual(object.optionalStrings[count - 2], "s\(count - 2)")
+        XCTAssertNil(object.optionalStrings[0])
+    }
+
     /// The shared elements follow every way the list can change: through another `List`
     /// value, another object for the same row, a whole-list assignment, a cancelled write.
     func testSharedElementsFollowEveryChange() throws {

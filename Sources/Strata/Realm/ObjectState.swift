@@ -16,9 +16,14 @@ final class PendingRow {
         case row([UInt8])
     }
 
-    private(set) var content: Content { didSet { revision &+= 1 } }
-    /// Counts changes of `content`: caches of what was read from this row compare it.
+    private(set) var content: Content
+    /// Counts changes of the whole row (caches of what was read from it compare it) …
     private(set) var revision: UInt64 = 0
+    /// … and of single properties changed in place (`modifyField`), by index.
+    private var fieldRevisions: [Int: UInt64] = [:]
+
+    /// Changes of property `index` so far: of the whole row and of the property alone.
+    func revision(of index: Int) -> (row: UInt64, field: UInt64) { (revision, fieldRevisions[index] ?? 0) }
     /// The stored row before the transaction (bytes: compared, not decoded, at commit);
     /// nil when the object did not exist.
     let originalRow: StoredValue?
@@ -54,11 +59,17 @@ final class PendingRow {
             case .row(let row): return Self.decode(row)
             }
         }
-        set { content = newValue.map(Content.fields) ?? .deleted }
+        set {
+            content = newValue.map(Content.fields) ?? .deleted
+            revision &+= 1
+        }
         _modify {
             var value = fields
             content = .deleted          // so `value` is the only reference: changed in place
-            defer { content = value.map(Content.fields) ?? .deleted }
+            defer {
+                content = value.map(Content.fields) ?? .deleted
+                revision &+= 1
+            }
             yield &value
         }
     }
@@ -83,7 +94,10 @@ final class PendingRow {
     }
 
     /// Puts back a state saved by `WriteState.willChange`.
-    func restore(_ saved: Content) { content = saved }
+    func restore(_ saved: Content) {
+        content = saved
+        revision &+= 1
+    }
 
     /// Changes property `index` in place: amortized O(1) for an append to a list or a key
     /// set in a map, however large (the values array is held once while `body` runs, so
@@ -93,6 +107,7 @@ final class PendingRow {
         content = .deleted
         body(&values[index])
         content = .fields(values)
+        fieldRevisions[index, default: 0] &+= 1
     }
 
     private static func decode(_ row: [UInt8]) -> [FieldValue] {
@@ -460,7 +475,7 @@ public final class ObjectState {
         if index == bound.primaryKeyIndex, current != value {
             preconditionFailure("Primary key can't be changed after an object is inserted: \(objectName).\(bound.schema.properties[index].name)")
         }
-        pending.fields![index] = value
+        pending.modifyField(index) { $0 = value }
         write.noteChange(bound: bound, key: key)
     }
 
@@ -485,7 +500,8 @@ public final class ObjectState {
     private struct CollectionSource: Equatable {
         let version: UInt64
         let pending: ObjectIdentifier?
-        let revision: UInt64
+        let rowRevision: UInt64
+        let fieldRevision: UInt64
         let deletions: UInt64
     }
 
@@ -497,22 +513,24 @@ public final class ObjectState {
     /// alive in a cycle.
     private var collectionContents: [Int: (dependence: CollectionDependence, source: CollectionSource, contents: Any)] = [:]
 
-    /// Where contents with `dependence` are read from now.
-    private func collectionSource(_ dependence: CollectionDependence) -> CollectionSource {
+    /// Where the contents of collection `index` with `dependence` are read from now.
+    private func collectionSource(_ index: Int, _ dependence: CollectionDependence) -> CollectionSource {
         // A pinned object reads a fixed snapshot; an embedded one its parent's row, which
         // has no pending row of its own to compare.
-        if pinned != nil { return CollectionSource(version: 0, pending: nil, revision: 0, deletions: 0) }
+        if pinned != nil { return CollectionSource(version: 0, pending: nil, rowRevision: 0, fieldRevision: 0, deletions: 0) }
         if dependence == .everything || embedding != nil {
-            return CollectionSource(version: realm.readVersion, pending: nil, revision: 0, deletions: 0)
+            return CollectionSource(version: realm.readVersion, pending: nil, rowRevision: 0, fieldRevision: 0, deletions: 0)
         }
         let pending = currentPending()
-        return CollectionSource(version: realm.generation, pending: pending.map(ObjectIdentifier.init), revision: pending?.revision ?? 0,
+        let revision = pending?.revision(of: index) ?? (row: 0, field: 0)
+        return CollectionSource(version: realm.generation, pending: pending.map(ObjectIdentifier.init),
+                                rowRevision: revision.row, fieldRevision: revision.field,
                                 deletions: dependence == .ownRowAndDeletions ? realm.writeState?.deletions ?? 0 : 0)
     }
 
     /// The cached contents of collection `index`, if still current.
     private func currentContents<Contents>(_ index: Int) -> (dependence: CollectionDependence, contents: Contents)? {
-        guard let entry = collectionContents[index], collectionSource(entry.dependence) == entry.source,
+        guard let entry = collectionContents[index], collectionSource(index, entry.dependence) == entry.source,
               let contents = entry.contents as? Contents else { return nil }
         return (entry.dependence, contents)
     }
@@ -523,7 +541,7 @@ public final class ObjectState {
         if let current: (dependence: CollectionDependence, contents: Contents) = currentContents(index) { return current.contents }
         let made = make()
         realm.collectionConversions += 1
-        collectionContents[index] = (made.dependence, collectionSource(made.dependence), made.contents)
+        collectionContents[index] = (made.dependence, collectionSource(index, made.dependence), made.contents)
         return made.contents
     }
 
@@ -537,7 +555,7 @@ public final class ObjectState {
         carried = nil                    // `contents` is then the only reference: changed in place
         change()
         carry(&contents)
-        collectionContents[index] = (dependence, collectionSource(dependence), contents)
+        collectionContents[index] = (dependence, collectionSource(index, dependence), contents)
     }
 
     /// Changes the list of property `index` in place inside a write (appends and removals
