@@ -37,33 +37,52 @@ struct ControllerBenchmarks {
         FileHandle.standardError.write(Data((s + "\n").utf8))
     }
 
+    /// A realm of `size` tasks in 100 projects, with shuffled names.
+    private func loadedRealm(size: Int) throws -> Realm {
+        let directory = URL(fileURLWithPath: workDirectory + "/controller-\(size)")
+        try? FileManager.default.removeItem(at: directory)
+        var config = Realm.Configuration(directory: directory)
+        config.objectTypes = [BenchTask.self]
+        config.storeOptions.durability = .none
+        let realm = try Realm(configuration: config)
+        var start = 0
+        while start < size {
+            let end = min(size, start + 100_000)
+            try realm.write {
+                for i in start ..< end {
+                    let task = BenchTask()
+                    task.id = i
+                    task.name = "task \((i &* 7919) % size)"
+                    task.projectID = i % 100
+                    try realm.add(task)
+                }
+            }
+            start = end
+        }
+        return realm
+    }
+
+    private func controller(_ realm: Realm) throws -> RealmResultsController<BenchTask, BenchTaskRow> {
+        let request = RealmRequest<BenchTask>(predicate: nil, realm: realm, sortDescriptors: [SortDescriptor(\.name)])
+        return try RealmResultsController<BenchTask, BenchTaskRow>(request: request, sectionKeyPath: \.projectID, mapper: BenchTaskRow.init)
+    }
+
+    /// `performFetch()` alone, `rounds` times on one realm, for `perf record`.
+    func profileFetch(rounds: Int) throws {
+        let realm = try loadedRealm(size: sizes[0])
+        for _ in 0 ..< rounds {
+            let controller = try controller(realm)
+            let seconds = try time { try controller.performFetch() }
+            log(String(format: "performFetch of %d objects: %.3f s (%.2f µs an object)", sizes[0], seconds, seconds / Double(sizes[0]) * 1e6))
+        }
+    }
+
     func run() throws -> [ResultRow] {
         var rows: [ResultRow] = []
         for size in sizes {
             log("controller: \(size) objects")
-            let directory = URL(fileURLWithPath: workDirectory + "/controller-\(size)")
-            try? FileManager.default.removeItem(at: directory)
-            var config = Realm.Configuration(directory: directory)
-            config.objectTypes = [BenchTask.self]
-            config.storeOptions.durability = .none
-            let realm = try Realm(configuration: config)
-            var start = 0
-            while start < size {
-                let end = min(size, start + 100_000)
-                try realm.write {
-                    for i in start ..< end {
-                        let task = BenchTask()
-                        task.id = i
-                        task.name = "task \((i &* 7919) % size)"
-                        task.projectID = i % 100
-                        try realm.add(task)
-                    }
-                }
-                start = end
-            }
-            let request = RealmRequest<BenchTask>(predicate: nil, realm: realm, sortDescriptors: [SortDescriptor(\.name)])
-            let controller = try RealmResultsController<BenchTask, BenchTaskRow>(request: request, sectionKeyPath: \.projectID,
-                                                                                 mapper: BenchTaskRow.init)
+            let realm = try loadedRealm(size: size)
+            let controller = try controller(realm)
             let fetch = try time { try controller.performFetch() }
             let delegate = TimingDelegate()
             controller.delegate = delegate
@@ -94,7 +113,7 @@ struct ControllerBenchmarks {
                 target: "≤ 1 ms for 1 change in 100k"))
             controller.delegate = nil
             realm.invalidate()
-            try? FileManager.default.removeItem(at: directory)
+            try? FileManager.default.removeItem(atPath: workDirectory + "/controller-\(size)")
         }
         return rows
     }

@@ -27,7 +27,7 @@ struct StrataBench: ParsableCommand {
     var strataOnly = false
     @Option(help: "Directory of the real JSON payloads.")
     var jsonDirectory = "../../shared/data/json"
-    @Option(help: "Which suites to run: all, engine, peers, encryption, objects, models, controller, json or concurrency.")
+    @Option(help: "Which suites to run: all, engine, peers, encryption, objects, models, controller, json, concurrency or scale.")
     var suite = "all"
     @Option(help: "Profile one object-level phase alone: upsert, make, read, scan or sort.")
     var profileObjects: String?
@@ -43,6 +43,12 @@ struct StrataBench: ParsableCommand {
     var profileOpen = false
     @Option(help: "Objects in the object-level benchmarks.")
     var objects = 100_000
+    @Option(help: "Profile the results controller's performFetch() alone on this many objects (for perf record).")
+    var profileController: Int?
+    @Option(help: "Elements of the lists in the scale suite.")
+    var listElements = 1_000_000
+    @Option(help: "Keys of the engine store in the scale suite.")
+    var scaleKeys = 10_000_000
 
     func run() throws {
         let work = directory ?? (NSTemporaryDirectory() + "strata-bench-\(getpid())")
@@ -57,6 +63,10 @@ struct StrataBench: ParsableCommand {
             for _ in 0 ..< max(rounds, 1) * 50 { if case .object(let o) = try JSONValue(data: data) { sink &+= o.count } }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             print(String(format: "%.0f MB/s (%d)", Double(data.count * max(rounds, 1) * 50) / seconds / 1e6, sink % 10))
+            return
+        }
+        if let profileController {
+            try ControllerBenchmarks(sizes: [profileController], workDirectory: work).profileFetch(rounds: max(rounds, 1))
             return
         }
         if profileOpen {
@@ -80,8 +90,8 @@ struct StrataBench: ParsableCommand {
             try store.close()
             return
         }
-        guard ["all", "engine", "peers", "encryption", "objects", "models", "controller", "json", "concurrency"].contains(suite) else {
-            throw ValidationError("--suite takes all, engine, peers, encryption, objects, models, controller, json or concurrency, got '\(suite)'")
+        guard ["all", "engine", "peers", "encryption", "objects", "models", "controller", "json", "concurrency", "scale"].contains(suite) else {
+            throw ValidationError("--suite takes all, engine, peers, encryption, objects, models, controller, json, concurrency or scale, got '\(suite)'")
         }
         print("`make bench` (release build), \(ProcessInfo.processInfo.activeProcessorCount) cores, medians of \(rounds) rounds, files in \(work)\n")
         if suite == "all" || suite == "engine" {
@@ -126,6 +136,12 @@ struct StrataBench: ParsableCommand {
             let rows = try ConcurrencyBenchmarks(workDirectory: work).run(rounds: max(rounds, 3))
             print("\n## Concurrency (realm per request, asyncWrite)\n")
             print(markdownTable(rows))
+        }
+        if suite == "all" || suite == "scale" {
+            let rows = try ScaleBenchmarks(listElements: listElements, engineKeys: scaleKeys, valueSize: valueSize,
+                                           sharers: objects, workDirectory: work).run()
+            print("\n## Scale (long lists, a popular indexed value, a 10M-key store, the largest value)\n")
+            print(markdownTable(rows, columns: ("before / baseline", "–")))
         }
         if suite == "all" || suite == "controller" {
             let rows = try ControllerBenchmarks(sizes: [10_000, 100_000, 1_000_000], workDirectory: work).run()

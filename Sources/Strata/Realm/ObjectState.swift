@@ -511,7 +511,20 @@ public final class ObjectState {
     /// no objects (links are kept as stored, embedded objects as positions): an object holds
     /// its realm, and an embedded one its parent, so a cached object would keep this state
     /// alive in a cycle.
-    private var collectionContents: [Int: (dependence: CollectionDependence, source: CollectionSource, contents: Any)] = [:]
+    private var collectionContents: [Int: AnyObject] = [:]
+
+    /// One collection's kept contents: a class, so a read finds them with a cheap class cast
+    /// and a change updates them in place.
+    private final class KeptContents<Contents> {
+        let dependence: CollectionDependence
+        var source: CollectionSource
+        var contents: Contents
+        init(_ dependence: CollectionDependence, _ source: CollectionSource, _ contents: Contents) {
+            self.dependence = dependence
+            self.source = source
+            self.contents = contents
+        }
+    }
 
     /// Where the contents of collection `index` with `dependence` are read from now.
     private func collectionSource(_ index: Int, _ dependence: CollectionDependence) -> CollectionSource {
@@ -528,34 +541,34 @@ public final class ObjectState {
                                 deletions: dependence == .ownRowAndDeletions ? realm.writeState?.deletions ?? 0 : 0)
     }
 
-    /// The cached contents of collection `index`, if still current.
-    private func currentContents<Contents>(_ index: Int) -> (dependence: CollectionDependence, contents: Contents)? {
-        guard let entry = collectionContents[index], collectionSource(index, entry.dependence) == entry.source,
-              let contents = entry.contents as? Contents else { return nil }
-        return (entry.dependence, contents)
+    /// The kept contents of collection `index`, if still current.
+    private func currentContents<Contents>(_ index: Int) -> KeptContents<Contents>? {
+        guard let kept = collectionContents[index] as? KeptContents<Contents>,
+              collectionSource(index, kept.dependence) == kept.source else { return nil }
+        return kept
     }
 
     /// The contents of collection `index` made by `make` (which also says what they depend
     /// on), or the ones it made before if nothing they depend on changed since.
     func cachedContents<Contents>(_ index: Int, make: () -> (contents: Contents, dependence: CollectionDependence)) -> Contents {
-        if let current: (dependence: CollectionDependence, contents: Contents) = currentContents(index) { return current.contents }
+        if let kept: KeptContents<Contents> = currentContents(index) { return kept.contents }
         let made = make()
         realm.collectionConversions += 1
-        collectionContents[index] = (made.dependence, collectionSource(index, made.dependence), made.contents)
+        collectionContents[index] = KeptContents(made.dependence, collectionSource(index, made.dependence), made.contents)
         return made.contents
     }
 
-    /// Runs `change` (which changes the stored collection `index`) and brings its cached
+    /// Runs `change` (which changes the stored collection `index`) and brings its kept
     /// contents along through `carry` when they were current, so that an append followed by
     /// a read, in a loop, stays O(1) per step instead of converting the collection each time.
     func changeCollection<Contents>(_ index: Int, as type: Contents.Type, _ change: () -> Void, carry: (inout Contents) -> Void) {
-        var carried: (dependence: CollectionDependence, contents: Contents)? = currentContents(index)
-        collectionContents[index] = nil
-        guard let dependence = carried?.dependence, var contents = carried?.contents else { return change() }
-        carried = nil                    // `contents` is then the only reference: changed in place
+        guard let kept: KeptContents<Contents> = currentContents(index) else {
+            collectionContents[index] = nil
+            return change()
+        }
         change()
-        carry(&contents)
-        collectionContents[index] = (dependence, collectionSource(index, dependence), contents)
+        carry(&kept.contents)
+        kept.source = collectionSource(index, kept.dependence)
     }
 
     /// Changes the list of property `index` in place inside a write (appends and removals
