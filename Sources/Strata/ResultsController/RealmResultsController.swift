@@ -292,7 +292,14 @@ public final class RealmResultsController<T: Object, U> {
 
     /// Whether values `a` (of key `aKey`) come before `b`.
     private func precedes(_ a: [FieldValue], _ aKey: ObjectKey, _ b: [FieldValue], _ bKey: ObjectKey) -> Bool {
-        for (position, reverse) in directions.enumerated() {
+        Self.precedes(a, aKey, b, bKey, directions)
+    }
+
+    /// Whether (a, aKey) comes before (b, bKey) with sort `directions` (true: descending).
+    private static func precedes(_ a: [FieldValue], _ aKey: ObjectKey, _ b: [FieldValue], _ bKey: ObjectKey,
+                                 _ directions: [Bool]) -> Bool {
+        for position in directions.indices {
+            let reverse = directions[position]
             switch QueryCompiler.order(a[position], b[position]) {
             case .orderedAscending: return !reverse
             case .orderedDescending: return reverse
@@ -339,8 +346,15 @@ public final class RealmResultsController<T: Object, U> {
             guard let object = realm.object(bound: bound, key: key) as? T, let entry = entry(for: object, rank: rank) else { continue }
             rows.append((ObjectKey(key), entry))
         }
-        // Sort positions, not the rows: a row holds a generic `U` that is costly to move.
-        let sorted = rows.indices.sorted { precedes(rows[$0].entry.values, rows[$0].key, rows[$1].entry.values, rows[$1].key) }
+        // Sort positions over the sort values and keys alone: a row holds a generic `U`, and
+        // reading `rows[i]` in the comparator copied the whole row (through value witnesses,
+        // with a retain and release of each reference in it) twice per comparison.
+        let values = rows.map(\.entry.values), keys = rows.map(\.key), directions = self.directions
+        let sorted = values.withUnsafeBufferPointer { values in
+            keys.withUnsafeBufferPointer { keys in
+                rows.indices.sorted { Self.precedes(values[$0], keys[$0], values[$1], keys[$1], directions) }
+            }
+        }
         rows = sorted.map { rows[$0] }
         var entries: [ObjectKey: Entry] = [:]
         entries.reserveCapacity(rows.count)
