@@ -28,4 +28,42 @@ final class ReliabilityDurabilityTests: XCTestCase {
             try reopened.close()
         }
     }
+
+    /// Issue 15: the commit that seals a full segment wrote its hint file with two syncs (the
+    /// file, then the directory) — most of that commit's time after a large load. A hint is a
+    /// cache checked by its CRC at every open, so it is now written without syncs; a crash
+    /// that loses or cuts it costs a scan of the segment at the next open, never data.
+    func testASealWritesItsHintWithoutSyncingAndACrashThatLosesItLosesNothing() throws {
+        let base = TemporaryDirectory("seal-hint")
+        let fs = RecordingFileSystem()
+        var sealing = options(segmentSize: 16 << 10, fileSystem: fs)
+        sealing.autoCompaction = .disabled   // compaction outputs and their hints are synced, by design
+        let store = try Store(directory: base.url, options: sealing)
+        var model: [[UInt8]: [UInt8]] = [:]
+        for i in 0 ..< 800 {             // ~130 bytes a record: several seals
+            let key = bytes("key-\(i)"), value = bytes(String(repeating: "v\(i % 10)", count: 40))
+            try store.write { try $0.put(table: 1, key: key, value: value) }
+            model[key] = value
+        }
+        let acknowledgedAt = fs.operationCount
+        let operations = fs.operations
+        var hintInodes: Set<Int> = []
+        for case .create(let path, let inode) in operations where path.hasSuffix(".hint.tmp") { hintInodes.insert(inode) }
+        XCTAssertGreaterThan(hintInodes.count, 2, "the commits sealed segments and wrote their hints")
+        for case .sync(let inode) in operations {
+            XCTAssertFalse(hintInodes.contains(inode), "a seal synced its hint file")
+        }
+        try store.close()
+        var rng = SplitMix64(seed: baseSeed &+ 901)
+        for variant in 0 ..< 12 {
+            let scratch = TemporaryDirectory("seal-hint-crash")
+            try CrashSimulator(operations: operations).materialize(prefix: acknowledgedAt, into: scratch.path, rng: &rng)
+            let reopened = try Store(directory: scratch.url)
+            for (key, value) in model {
+                XCTAssertEqual(try reopened.get(table: 1, key: key), value, "variant \(variant): \(String(decoding: key, as: UTF8.self))")
+            }
+            XCTAssertTrue(try reopened.verify().isClean, "variant \(variant)")
+            try reopened.close()
+        }
+    }
 }

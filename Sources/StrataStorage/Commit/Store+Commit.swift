@@ -377,6 +377,6 @@ extension Store {
                                    storedValueBytes: outcome.storedValueBytes)
         }
         guard let hint else { return }
-        try? Store.writeHint(path: path, id: id, bytes: hint, cipher: storeCipher, fileSystem: fileSystem)
+        try? Store.writeHint(path: path, id: id, bytes: hint, cipher: storeCipher, fileSystem: fileSystem, durable: false)
     }
 }

@@ -167,19 +167,31 @@ extension Store {
         return try? openSmallFile(bytes, name: hintName(id), kind: .hint, cipher: cipher)
     }
 
-    static func writeHint(path: String, id: UInt32, bytes: [UInt8], cipher: StoreCipher?, fileSystem fs: any FileSystem) throws {
-        try writeFileAtomically(directory: path, name: hintName(id), bytes: try sealSmallFile(bytes, kind: .hint, cipher: cipher), fileSystem: fs)
+    /// Writes segment `id`'s hint file (sealed under the store's key, if any).
+    ///
+    /// With `durable` false (a hint written by the commit that seals a segment) nothing is
+    /// synced: a hint is a cache, checked by its CRC and against its segment at every open,
+    /// so one that a crash left empty, torn or missing is ignored and the segment scanned.
+    /// Its syncs (a flush of a hint of megabytes, then the directory) were most of the time
+    /// of the commit that seals a segment.
+    static func writeHint(path: String, id: UInt32, bytes: [UInt8], cipher: StoreCipher?, fileSystem fs: any FileSystem,
+                          durable: Bool = true) throws {
+        try writeFileAtomically(directory: path, name: hintName(id), bytes: try sealSmallFile(bytes, kind: .hint, cipher: cipher),
+                                fileSystem: fs, durable: durable)
     }
 
     /// Writes `bytes` to `name` through a temporary file, sync and rename, then syncs the
-    /// directory: a reader sees the old file or the whole new one, never part of it.
-    static func writeFileAtomically(directory path: String, name: String, bytes: [UInt8], fileSystem fs: any FileSystem) throws {
+    /// directory: a reader sees the old file or the whole new one, never part of it. With
+    /// `durable` false, the file and the directory are not synced: after a crash the name
+    /// may be missing or the file empty or cut (callers check what they read).
+    static func writeFileAtomically(directory path: String, name: String, bytes: [UInt8], fileSystem fs: any FileSystem,
+                                    durable: Bool = true) throws {
         let temporary = path + "/" + name + ".tmp"
         let file = try fs.openFile(temporary, create: true, readOnly: false)
         do {
             try file.truncate(to: 0)
             try file.write(bytes, at: 0)
-            try file.syncData()
+            if durable { try file.syncData() }
             file.close()
         } catch {
             file.close()
@@ -187,7 +199,7 @@ extension Store {
             throw error
         }
         try fs.rename(temporary, to: path + "/" + name)
-        try fs.syncDirectory(path)
+        if durable { try fs.syncDirectory(path) }
     }
 
     /// Creates log segment `id`: header written and synced under a `.tmp` name, then
