@@ -350,11 +350,7 @@ public final class RealmResultsController<T: Object, U> {
         // reading `rows[i]` in the comparator copied the whole row (through value witnesses,
         // with a retain and release of each reference in it) twice per comparison.
         let values = rows.map(\.entry.values), keys = rows.map(\.key), directions = self.directions
-        let sorted = values.withUnsafeBufferPointer { values in
-            keys.withUnsafeBufferPointer { keys in
-                rows.indices.sorted { Self.precedes(values[$0], keys[$0], values[$1], keys[$1], directions) }
-            }
-        }
+        let sorted = rows.indices.sorted { Self.precedes(values[$0], keys[$0], values[$1], keys[$1], directions) }
         rows = sorted.map { rows[$0] }
         var entries: [ObjectKey: Entry] = [:]
         entries.reserveCapacity(rows.count)
