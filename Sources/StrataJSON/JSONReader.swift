@@ -241,76 +241,101 @@ package struct JSONReader {
     private mutating func parseDeep(depth: Int) throws -> JSONValue {
         let first = try peek()
         guard first == UInt8(ascii: "[") || first == UInt8(ascii: "{") else { return try parseScalar(first) }
-        let bottom = containers.count
-        var depth = depth
-        // The innermost open container, kept in locals; those around it are in `containers`.
-        var isOpen = false, isObject = false, base = 0, key = ""
+        var open = OpenContainers(bottom: containers.count, depth: depth)
         var value: JSONValue
         while true {
             // 1. A value starts at `position`: a scalar, or a container that is opened (its
             //    first element is then read by the next turn of this loop).
             let byte = try peek()
             if byte == UInt8(ascii: "[") || byte == UInt8(ascii: "{") {
-                guard depth < Self.maxDepth else { throw JSONError.tooDeep(limit: Self.maxDepth, offset: position) }
-                let opensObject = byte == UInt8(ascii: "{")
-                position += 1
-                skipWhitespace()
-                if try peek() == (opensObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
-                    position += 1
-                    value = opensObject ? .object([:]) : .array([])
-                } else {
-                    if isOpen { containers.append(Container(isObject: isObject, base: base, key: key)) }
-                    isOpen = true
-                    isObject = opensObject
-                    depth += 1
-                    if opensObject {
-                        base = memberStack.count
-                        key = try parseMemberKey()
-                    } else {
-                        base = elementStack.count
-                    }
-                    continue
-                }
+                guard let empty = try openDeep(byte, &open) else { continue }
+                value = empty
             } else {
                 value = try parseScalar(byte)
             }
             // 2. Hand the value to the innermost open container; close each container that
             //    ends, which completes a value for the one around it.
             while true {
-                guard isOpen else { return value }
-                if isObject { memberStack.append((key, value)) } else { elementStack.append(value) }
+                guard open.isOpen else { return value }
+                if open.isObject { memberStack.append((open.key, value)) } else { elementStack.append(value) }
                 skipWhitespace()
                 let next = try peek()
                 position += 1
                 if next == UInt8(ascii: ",") {
                     skipWhitespace()
-                    if isObject { key = try parseMemberKey() }
+                    if open.isObject { open.key = try parseMemberKey() }
                     break
                 }
-                if isObject {
-                    guard next == UInt8(ascii: "}") else { throw JSONError.unexpectedCharacter(next, offset: position - 1) }
-                    // Duplicate keys: the last one wins, as in JSONSerialization.
-                    var members = [String: JSONValue](minimumCapacity: memberStack.count - base)
-                    for (key, member) in memberStack[base...] { members[key] = member }
-                    memberStack.removeSubrange(base...)
-                    value = .object(members)
-                } else {
-                    guard next == UInt8(ascii: "]") else { throw JSONError.unexpectedCharacter(next, offset: position - 1) }
-                    let elements = Array(elementStack[base...])
-                    elementStack.removeSubrange(base...)
-                    value = .array(elements)
-                }
-                depth -= 1
-                if containers.count > bottom {
-                    let outer = containers.removeLast()
-                    isObject = outer.isObject
-                    base = outer.base
-                    key = outer.key
-                } else {
-                    isOpen = false
-                }
+                value = try closeDeep(next, &open)
             }
         }
+    }
+
+    /// The state of ``parseDeep(depth:)``: the innermost open container (those around it
+    /// are in `containers`, above `bottom`), and the nesting depth.
+    private struct OpenContainers {
+        let bottom: Int
+        var depth: Int
+        var isOpen = false, isObject = false, base = 0, key = ""
+
+        init(bottom: Int, depth: Int) {
+            self.bottom = bottom
+            self.depth = depth
+        }
+    }
+
+    /// Opens the array or object at `position` (`byte`, its first byte): the empty container
+    /// when it closes at once, else nil, with its first member's key read for an object.
+    private mutating func openDeep(_ byte: UInt8, _ open: inout OpenContainers) throws -> JSONValue? {
+        guard open.depth < Self.maxDepth else { throw JSONError.tooDeep(limit: Self.maxDepth, offset: position) }
+        let opensObject = byte == UInt8(ascii: "{")
+        position += 1
+        skipWhitespace()
+        if try peek() == (opensObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+            position += 1
+            return opensObject ? .object([:]) : .array([])
+        }
+        if open.isOpen { containers.append(Container(isObject: open.isObject, base: open.base, key: open.key)) }
+        open.isOpen = true
+        open.isObject = opensObject
+        open.depth += 1
+        if opensObject {
+            open.base = memberStack.count
+            open.key = try parseMemberKey()
+        } else {
+            open.base = elementStack.count
+        }
+        return nil
+    }
+
+    /// Closes the innermost open container at `next` (the byte just read after its last
+    /// value): the array or object of its elements or members, which leave their stack. The
+    /// container around it, if any, becomes the innermost.
+    private mutating func closeDeep(_ next: UInt8, _ open: inout OpenContainers) throws -> JSONValue {
+        let value: JSONValue
+        if open.isObject {
+            guard next == UInt8(ascii: "}") else { throw JSONError.unexpectedCharacter(next, offset: position - 1) }
+            // Duplicate keys: the last one wins, as in JSONSerialization.
+            var members = [String: JSONValue](minimumCapacity: memberStack.count - open.base)
+            for (key, member) in memberStack[open.base...] { members[key] = member }
+            memberStack.removeSubrange(open.base...)
+            value = .object(members)
+        } else {
+            guard next == UInt8(ascii: "]") else { throw JSONError.unexpectedCharacter(next, offset: position - 1) }
+            let elements = Array(elementStack[open.base...])
+            elementStack.removeSubrange(open.base...)
+            value = .array(elements)
+        }
+        open.depth -= 1
+        if containers.count > open.bottom {
+            let outer = containers.removeLast()
+            open.isObject = outer.isObject
+            open.base = outer.base
+            open.key = outer.key
+        } else {
+            open.isOpen = false
+        }
+        return value
     }
 
     /// A value that is not an array or an object, starting with `byte`.

@@ -87,75 +87,108 @@ struct FixedDatePattern {
         // Without a zone field the formatter's zone applies: only a fixed one is reproduced.
         guard hasZoneField || fixedOffset != nil else { return nil }
         var position = 0
-        func digits(_ count: Int) -> Int? {
-            guard position + count <= bytes.count else { return nil }
-            var value = 0
-            for index in position ..< position + count {
-                let digit = Int(bytes[index]) - 48
-                guard digit >= 0, digit <= 9 else { return nil }
-                value = value * 10 + digit
-            }
-            position += count
-            return value
+        var fields = Fields(offset: fixedOffset ?? 0)
+        for token in tokens {
+            guard Self.read(token, from: bytes, at: &position, into: &fields) else { return nil }
         }
-        func name(_ names: [[UInt8]]) -> Int? {
-            guard position + 3 <= bytes.count else { return nil }
-            for (index, name) in names.enumerated() where bytes[position] == name[0] && bytes[position + 1] == name[1] && bytes[position + 2] == name[2] {
-                position += 3
-                return index
-            }
-            return nil
-        }
+        guard position == bytes.count else { return nil }
+        return Self.date(of: fields)
+    }
+
+    /// The fields of a date as read so far (`offset`: seconds east of GMT).
+    private struct Fields {
         var year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0, nanoseconds = 0
         var weekday: Int?
-        var offset = fixedOffset ?? 0
-        for token in tokens {
-            switch token {
-            case .literal(let byte):
-                guard position < bytes.count, bytes[position] == byte else { return nil }
-                position += 1
-            case .year: guard let value = digits(4) else { return nil }; year = value
-            case .month: guard let value = digits(2) else { return nil }; month = value
-            case .monthName: guard let value = name(Self.monthNames) else { return nil }; month = value + 1
-            case .day: guard let value = digits(2) else { return nil }; day = value
-            case .weekdayName: guard let value = name(Self.weekdayNames) else { return nil }; weekday = value
-            case .hour: guard let value = digits(2) else { return nil }; hour = value
-            case .minute: guard let value = digits(2) else { return nil }; minute = value
-            case .second: guard let value = digits(2) else { return nil }; second = value
-            case .fraction(let count):
-                guard let value = digits(count) else { return nil }
-                var scaled = value
-                for _ in count ..< 9 { scaled *= 10 }
-                nanoseconds = scaled
-            case .zone(let colon):
-                guard position < bytes.count else { return nil }
-                if colon, bytes[position] == UInt8(ascii: "Z") {
-                    position += 1
-                    offset = 0
-                    continue
-                }
-                let sign = bytes[position]
-                guard sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") else { return nil }
-                position += 1
-                guard let hours = digits(2) else { return nil }
-                if colon {
-                    guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { return nil }
-                    position += 1
-                }
-                guard let minutes = digits(2), hours <= 23, minutes <= 59 else { return nil }
-                offset = (hours * 3600 + minutes * 60) * (sign == UInt8(ascii: "-") ? -1 : 1)
-            }
+        var offset: Int
+    }
+
+    /// Reads `token` at `position` into `fields`; false when the text does not match it.
+    @inline(__always)
+    private static func read(_ token: Token, from bytes: UnsafeBufferPointer<UInt8>, at position: inout Int,
+                             into fields: inout Fields) -> Bool {
+        switch token {
+        case .literal(let byte):
+            guard position < bytes.count, bytes[position] == byte else { return false }
+            position += 1
+        case .year: guard let value = digits(4, bytes, &position) else { return false }; fields.year = value
+        case .month: guard let value = digits(2, bytes, &position) else { return false }; fields.month = value
+        case .monthName: guard let value = name(monthNames, bytes, &position) else { return false }; fields.month = value + 1
+        case .day: guard let value = digits(2, bytes, &position) else { return false }; fields.day = value
+        case .weekdayName: guard let value = name(weekdayNames, bytes, &position) else { return false }; fields.weekday = value
+        case .hour: guard let value = digits(2, bytes, &position) else { return false }; fields.hour = value
+        case .minute: guard let value = digits(2, bytes, &position) else { return false }; fields.minute = value
+        case .second: guard let value = digits(2, bytes, &position) else { return false }; fields.second = value
+        case .fraction(let count):
+            guard let value = digits(count, bytes, &position) else { return false }
+            var scaled = value
+            for _ in count ..< 9 { scaled *= 10 }
+            fields.nanoseconds = scaled
+        case .zone(let colon):
+            guard let offset = zone(colon: colon, bytes, &position) else { return false }
+            fields.offset = offset
         }
+        return true
+    }
+
+    /// `count` decimal digits at `position`, moving past them.
+    @inline(__always)
+    private static func digits(_ count: Int, _ bytes: UnsafeBufferPointer<UInt8>, _ position: inout Int) -> Int? {
+        guard position + count <= bytes.count else { return nil }
+        var value = 0
+        for index in position ..< position + count {
+            let digit = Int(bytes[index]) - 48
+            guard digit >= 0, digit <= 9 else { return nil }
+            value = value * 10 + digit
+        }
+        position += count
+        return value
+    }
+
+    /// The index in `names` of the three-letter name at `position`, moving past it.
+    @inline(__always)
+    private static func name(_ names: [[UInt8]], _ bytes: UnsafeBufferPointer<UInt8>, _ position: inout Int) -> Int? {
+        guard position + 3 <= bytes.count else { return nil }
+        for (index, name) in names.enumerated() where bytes[position] == name[0] && bytes[position + 1] == name[1] && bytes[position + 2] == name[2] {
+            position += 3
+            return index
+        }
+        return nil
+    }
+
+    /// A zone offset in seconds at `position` (+hhmm, or +hh:mm or "Z" with `colon`), moving past it.
+    @inline(__always)
+    private static func zone(colon: Bool, _ bytes: UnsafeBufferPointer<UInt8>, _ position: inout Int) -> Int? {
+        guard position < bytes.count else { return nil }
+        if colon, bytes[position] == UInt8(ascii: "Z") {
+            position += 1
+            return 0
+        }
+        let sign = bytes[position]
+        guard sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") else { return nil }
+        position += 1
+        guard let hours = digits(2, bytes, &position) else { return nil }
+        if colon {
+            guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { return nil }
+            position += 1
+        }
+        guard let minutes = digits(2, bytes, &position), hours <= 23, minutes <= 59 else { return nil }
+        return (hours * 3600 + minutes * 60) * (sign == UInt8(ascii: "-") ? -1 : 1)
+    }
+
+    /// The date `fields` name, or nil when they are out of range or left to the formatter.
+    @inline(__always)
+    private static func date(of fields: Fields) -> Date? {
         // Before 1583 ICU's calendar is Julian: those dates are left to the formatter.
-        guard position == bytes.count, year >= 1583, (1 ... 12).contains(month), day >= 1, day <= Self.daysInMonth(month, year: year),
-              hour <= 23, minute <= 59, second <= 59 else { return nil }
-        let days = Self.daysSinceEpoch(year: year, month: month, day: day)
+        guard fields.year >= 1583, (1 ... 12).contains(fields.month), fields.day >= 1,
+              fields.day <= daysInMonth(fields.month, year: fields.year),
+              fields.hour <= 23, fields.minute <= 59, fields.second <= 59 else { return nil }
+        let days = daysSinceEpoch(year: fields.year, month: fields.month, day: fields.day)
         // A weekday that disagrees with the date: let the formatter decide.
-        if let weekday, (days % 7 + 11) % 7 != weekday { return nil }
-        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
-        if nanoseconds == 0 { return Date(timeIntervalSince1970: Double(seconds)) }
+        if let weekday = fields.weekday, (days % 7 + 11) % 7 != weekday { return nil }
+        let seconds = days * 86_400 + fields.hour * 3600 + fields.minute * 60 + fields.second - fields.offset
+        if fields.nanoseconds == 0 { return Date(timeIntervalSince1970: Double(seconds)) }
         // As ICU computes it: whole milliseconds since 1970, then seconds since 2001.
-        let milliseconds = Double(seconds) * 1000 + Double(nanoseconds / 1_000_000)
+        let milliseconds = Double(seconds) * 1000 + Double(fields.nanoseconds / 1_000_000)
         return Date(timeIntervalSinceReferenceDate: milliseconds / 1000 - 978_307_200)
     }
 

@@ -408,33 +408,13 @@ struct MappingEngine {
         }
         switch property.kind {
         case .bool:
-            switch value {
-            case .bool(let b): return .bool(b)
-            case .int(let i) where coerce && (i == 0 || i == 1): return .bool(i == 1)
-            case .string(let s) where coerce && ["true", "false"].contains(s.lowercased()): return .bool(s.lowercased() == "true")
-            default: return try fail()
-            }
+            return try Self.boolField(value, coerce: coerce) ?? fail()
         case .int, .int8, .int16, .int32, .int64:
             return try integerField(value, property: property, coerce: coerce, path: path()) ?? fail()
         case .double, .float:
-            var number: Double?
-            switch value {
-            case .int(let i): number = Double(i)
-            case .double(let d): number = d
-            case .string(let s) where coerce: number = Double(s.trimmingCharacters(in: .whitespaces))
-            default: number = nil
-            }
-            guard let number else { return try fail() }
-            return property.kind == .float ? .float(Float(number)) : .double(number)
+            return try Self.floatingField(value, property: property, coerce: coerce) ?? fail()
         case .string:
-            switch value {
-            case .string(let s): return .string(s)
-            // Lossless, so not only under `.coerce`: RealmCoder's own example maps `"id": 3`
-            // to `objId: String` with default options.
-            case .int(let i): return .string(String(i))
-            case .double(let d) where coerce: return .string(String(d))
-            default: return try fail()
-            }
+            return try Self.stringField(value, coerce: coerce) ?? fail()
         case .decimal:
             return try decimalField(value, property: property, path: path()) ?? fail()
         case .uuid:
@@ -446,20 +426,63 @@ struct MappingEngine {
         case .date:
             return try dateField(value, coerce: coerce) ?? fail()
         case .column:
-            // A ColumnJSONCodable property reads the nested JSON; other column types a scalar.
-            switch value {
-            case .object, .array: return .data(try value.data())
-            case .int(let i): return .int(i)
-            case .double(let d): return .double(d)
-            case .string(let s): return .string(s)
-            case .bool(let b): return .int(b ? 1 : 0)
-            case .null: return .null
-            }
+            return try Self.columnField(value)
         case .objectId:
             if case .string(let s) = value, let id = try? ObjectId(string: s) { return .objectId(id) }
             return try fail()
         case .object, .embedded, .linkingObjects:
             return try fail()
+        }
+    }
+
+    /// A Bool property's value: a JSON boolean, or under `.coerce` 0/1 or "true"/"false" (any
+    /// case); nil otherwise.
+    private static func boolField(_ value: JSONValue, coerce: Bool) -> FieldValue? {
+        switch value {
+        case .bool(let b): return .bool(b)
+        case .int(let i) where coerce && (i == 0 || i == 1): return .bool(i == 1)
+        case .string(let s) where coerce && ["true", "false"].contains(s.lowercased()): return .bool(s.lowercased() == "true")
+        default: return nil
+        }
+    }
+
+    /// A Double or Float property's value from a JSON number, or under `.coerce` a numeric
+    /// string; nil otherwise.
+    private static func floatingField(_ value: JSONValue, property: PropertySchema, coerce: Bool) -> FieldValue? {
+        var number: Double?
+        switch value {
+        case .int(let i): number = Double(i)
+        case .double(let d): number = d
+        case .string(let s) where coerce: number = Double(s.trimmingCharacters(in: .whitespaces))
+        default: number = nil
+        }
+        guard let number else { return nil }
+        return property.kind == .float ? .float(Float(number)) : .double(number)
+    }
+
+    /// A String property's value from a JSON string or integer, or under `.coerce` a double;
+    /// nil otherwise.
+    private static func stringField(_ value: JSONValue, coerce: Bool) -> FieldValue? {
+        switch value {
+        case .string(let s): return .string(s)
+        // Lossless, so not only under `.coerce`: RealmCoder's own example maps `"id": 3`
+        // to `objId: String` with default options.
+        case .int(let i): return .string(String(i))
+        case .double(let d) where coerce: return .string(String(d))
+        default: return nil
+        }
+    }
+
+    /// A column property's value: a ColumnJSONCodable property reads the nested JSON (an
+    /// object or array, as data); other column types a scalar.
+    private static func columnField(_ value: JSONValue) throws -> FieldValue {
+        switch value {
+        case .object, .array: return .data(try value.data())
+        case .int(let i): return .int(i)
+        case .double(let d): return .double(d)
+        case .string(let s): return .string(s)
+        case .bool(let b): return .int(b ? 1 : 0)
+        case .null: return .null
         }
     }
 

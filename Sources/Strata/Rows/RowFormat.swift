@@ -148,35 +148,48 @@ enum RowFormat {
         case .link(let key):
             out.append(Tag.link.rawValue)
             key.withUnsafeBytes { appendBytes($0, to: &out) }
-        case .list(let elements):
-            out.append(Tag.list.rawValue)
-            let lengthAt = out.count
-            appendLE(UInt32(0), to: &out)
-            appendLE(UInt32(clamping: elements.count), to: &out)
-            for element in elements { append(element, to: &out) }
-            patchLength(at: lengthAt, in: &out)
+        case .list(let elements): appendList(elements, to: &out)
         case .objectId(let id):
             out.append(Tag.objectId.rawValue)
             out.append(contentsOf: id.bytes)
-        case .embedded(let fields):
-            out.append(Tag.embedded.rawValue)
-            let lengthAt = out.count
-            appendLE(UInt32(0), to: &out)
-            out.append(contentsOf: encode(fields))
-            patchLength(at: lengthAt, in: &out)
-        case .map(let entries):
-            out.append(Tag.map.rawValue)
-            let lengthAt = out.count
-            appendLE(UInt32(0), to: &out)
-            appendLE(UInt32(clamping: entries.count), to: &out)
-            // Keys in UTF-8 byte order: one map has one encoding.
-            for (key, value) in entries.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-                var key = key
-                key.withUTF8 { appendBytes(UnsafeRawBufferPointer($0), to: &out) }
-                append(value, to: &out)
-            }
-            patchLength(at: lengthAt, in: &out)
+        case .embedded(let fields): appendEmbedded(fields, to: &out)
+        case .map(let entries): appendMap(entries, to: &out)
         }
+    }
+
+    /// A list: its length, its element count, and each element as a tagged value.
+    private static func appendList(_ elements: [FieldValue], to out: inout [UInt8]) {
+        out.append(Tag.list.rawValue)
+        let lengthAt = out.count
+        appendLE(UInt32(0), to: &out)
+        appendLE(UInt32(clamping: elements.count), to: &out)
+        for element in elements { append(element, to: &out) }
+        patchLength(at: lengthAt, in: &out)
+    }
+
+    /// An embedded object: its length, and its fields as a row of their own.
+    private static func appendEmbedded(_ fields: [FieldValue], to out: inout [UInt8]) {
+        out.append(Tag.embedded.rawValue)
+        let lengthAt = out.count
+        appendLE(UInt32(0), to: &out)
+        out.append(contentsOf: encode(fields))
+        patchLength(at: lengthAt, in: &out)
+    }
+
+    /// A map: its length, its entry count, and each entry as a key (length and UTF-8) and a
+    /// tagged value.
+    private static func appendMap(_ entries: [String: FieldValue], to out: inout [UInt8]) {
+        out.append(Tag.map.rawValue)
+        let lengthAt = out.count
+        appendLE(UInt32(0), to: &out)
+        appendLE(UInt32(clamping: entries.count), to: &out)
+        // Keys in UTF-8 byte order: one map has one encoding.
+        for (key, value) in entries.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            var key = key
+            key.withUTF8 { appendBytes(UnsafeRawBufferPointer($0), to: &out) }
+            append(value, to: &out)
+        }
+        patchLength(at: lengthAt, in: &out)
     }
 
     /// Writes the length of what follows the 4 bytes at `lengthAt` into them.

@@ -141,78 +141,137 @@ struct TextQueryParser {
         let characters = Array(text)
         var tokens: [(Token, Int)] = []
         var i = 0
-        func isNameStart(_ c: Character) -> Bool { c.isLetter || c == "_" }
-        func isNamePart(_ c: Character) -> Bool { c.isLetter || c.isNumber || c == "_" }
         while i < characters.count {
             let c = characters[i]
             let start = i
             if c.isWhitespace { i += 1; continue }
+            let token: Token
             if isNameStart(c) {
-                while i < characters.count, isNamePart(characters[i]) { i += 1 }
-                tokens.append((.name(String(characters[start..<i])), start))
+                token = lexName(characters, &i)
             } else if c == "@" {
-                i += 1
-                while i < characters.count, isNamePart(characters[i]) { i += 1 }
-                guard i > start + 1 else { throw error(text, start, "expected an aggregate name after '@' (@count, @min, @max, @sum, @avg)") }
-                tokens.append((.aggregate(String(characters[start + 1..<i])), start))
+                token = try lexAggregate(characters, &i, text)
             } else if c.isNumber || (c == "-" && i + 1 < characters.count && characters[i + 1].isNumber && Self.valueMayStart(after: tokens.last?.0)) || (c == "." && i + 1 < characters.count && characters[i + 1].isNumber) {
-                i += 1
-                while i < characters.count, characters[i].isNumber || characters[i] == "." || characters[i] == "e" || characters[i] == "E"
-                        || ((characters[i] == "-" || characters[i] == "+") && (characters[i - 1] == "e" || characters[i - 1] == "E")) {
-                    i += 1
-                }
-                tokens.append((.number(String(characters[start..<i])), start))
+                token = lexNumber(characters, &i)
             } else if c == "'" || c == "\"" {
-                var value = ""
-                i += 1
-                var closed = false
-                while i < characters.count {
-                    let d = characters[i]
-                    if d == c { closed = true; i += 1; break }
-                    if d == "\\" {
-                        guard i + 1 < characters.count else { break }
-                        let e = characters[i + 1]
-                        switch e {
-                        case "n": value.append("\n")
-                        case "t": value.append("\t")
-                        case "r": value.append("\r")
-                        case "0": value.append("\0")
-                        default: value.append(e)
-                        }
-                        i += 2
-                        continue
-                    }
-                    value.append(d)
-                    i += 1
-                }
-                guard closed else { throw error(text, start, "the string that starts here is not closed with \(c)") }
-                tokens.append((.string(value), start))
+                token = try lexString(quote: c, characters, &i, text)
             } else if c == "%" {
-                guard i + 1 < characters.count, "@dKif".contains(characters[i + 1]) else {
-                    throw error(text, start, "expected %@, %d, %i, %f or %K")
-                }
-                tokens.append((.placeholder(characters[i + 1]), start))
-                i += 2
+                token = try lexPlaceholder(characters, &i, text)
             } else if c == "$" {
-                i += 1
-                while i < characters.count, characters[i].isNumber { i += 1 }
-                guard let n = Int(String(characters[start + 1..<i])) else { throw error(text, start, "expected an argument number after '$' ($0, $1, …)") }
-                tokens.append((.positional(n), start))
+                token = try lexPositional(characters, &i, text)
             } else {
-                let two = i + 1 < characters.count ? String(characters[i...i + 1]) : ""
-                if ["==", "!=", "<>", "<=", ">=", "=<", "=>", "&&", "||"].contains(two) {
-                    tokens.append((.symbol(two), start))
-                    i += 2
-                } else if "=<>!(){},.[]".contains(c) {
-                    tokens.append((.symbol(String(c)), start))
-                    i += 1
-                } else {
-                    throw error(text, start, "unexpected character '\(c)'")
-                }
+                token = try lexSymbol(c, characters, &i, text)
             }
+            tokens.append((token, start))
         }
         tokens.append((.end, characters.count))
         return tokens
+    }
+
+    @inline(__always)
+    private static func isNameStart(_ c: Character) -> Bool { c.isLetter || c == "_" }
+
+    @inline(__always)
+    private static func isNamePart(_ c: Character) -> Bool { c.isLetter || c.isNumber || c == "_" }
+
+    // Each lexer below reads the token starting at `i` (its first character already
+    // recognized) and moves `i` past it; `text` is the query, for errors. Always inlined:
+    // tokenize stays one loop, with no call per token.
+
+    /// An identifier or keyword.
+    @inline(__always)
+    private static func lexName(_ characters: [Character], _ i: inout Int) -> Token {
+        let start = i
+        while i < characters.count, isNamePart(characters[i]) { i += 1 }
+        return .name(String(characters[start..<i]))
+    }
+
+    /// `@` and an aggregate's name.
+    @inline(__always)
+    private static func lexAggregate(_ characters: [Character], _ i: inout Int, _ text: String) throws -> Token {
+        let start = i
+        i += 1
+        while i < characters.count, isNamePart(characters[i]) { i += 1 }
+        guard i > start + 1 else { throw error(text, start, "expected an aggregate name after '@' (@count, @min, @max, @sum, @avg)") }
+        return .aggregate(String(characters[start + 1..<i]))
+    }
+
+    /// A number (a digit, a '-' before a digit where a value may start, or a '.' before a
+    /// digit starts one): digits, '.', and an exponent (its sign only right after 'e' or 'E').
+    @inline(__always)
+    private static func lexNumber(_ characters: [Character], _ i: inout Int) -> Token {
+        let start = i
+        i += 1
+        while i < characters.count, characters[i].isNumber || characters[i] == "." || characters[i] == "e" || characters[i] == "E"
+                || ((characters[i] == "-" || characters[i] == "+") && (characters[i - 1] == "e" || characters[i - 1] == "E")) {
+            i += 1
+        }
+        return .number(String(characters[start..<i]))
+    }
+
+    /// A string in `quote`s (single or double, the one at `i`), with \n, \t, \r and \0 escapes
+    /// (a backslash before any other character is that character).
+    @inline(__always)
+    private static func lexString(quote: Character, _ characters: [Character], _ i: inout Int, _ text: String) throws -> Token {
+        let start = i
+        var value = ""
+        i += 1
+        var closed = false
+        while i < characters.count {
+            let d = characters[i]
+            if d == quote { closed = true; i += 1; break }
+            if d == "\\" {
+                guard i + 1 < characters.count else { break }
+                let e = characters[i + 1]
+                switch e {
+                case "n": value.append("\n")
+                case "t": value.append("\t")
+                case "r": value.append("\r")
+                case "0": value.append("\0")
+                default: value.append(e)
+                }
+                i += 2
+                continue
+            }
+            value.append(d)
+            i += 1
+        }
+        guard closed else { throw error(text, start, "the string that starts here is not closed with \(quote)") }
+        return .string(value)
+    }
+
+    /// `%@`, `%d`, `%i`, `%f` or `%K`.
+    @inline(__always)
+    private static func lexPlaceholder(_ characters: [Character], _ i: inout Int, _ text: String) throws -> Token {
+        guard i + 1 < characters.count, "@dKif".contains(characters[i + 1]) else {
+            throw error(text, i, "expected %@, %d, %i, %f or %K")
+        }
+        let placeholder = characters[i + 1]
+        i += 2
+        return .placeholder(placeholder)
+    }
+
+    /// `$` and an argument number.
+    @inline(__always)
+    private static func lexPositional(_ characters: [Character], _ i: inout Int, _ text: String) throws -> Token {
+        let start = i
+        i += 1
+        while i < characters.count, characters[i].isNumber { i += 1 }
+        guard let n = Int(String(characters[start + 1..<i])) else { throw error(text, start, "expected an argument number after '$' ($0, $1, …)") }
+        return .positional(n)
+    }
+
+    /// An operator or punctuation (`c`, the character at `i`): two characters where they
+    /// make one, else one.
+    @inline(__always)
+    private static func lexSymbol(_ c: Character, _ characters: [Character], _ i: inout Int, _ text: String) throws -> Token {
+        let two = i + 1 < characters.count ? String(characters[i...i + 1]) : ""
+        if ["==", "!=", "<>", "<=", ">=", "=<", "=>", "&&", "||"].contains(two) {
+            i += 2
+            return .symbol(two)
+        }
+        guard "=<>!(){},.[]".contains(c) else { throw error(text, i, "unexpected character '\(c)'") }
+        i += 1
+        return .symbol(String(c))
     }
 
     /// A '-' followed by digits is a negative number where a value may start.
