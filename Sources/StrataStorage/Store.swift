@@ -137,6 +137,9 @@ public final class Store: @unchecked Sendable {
     /// The active segment's hint entries, recorded as records are appended, so sealing the
     /// segment writes its hint without reading the segment again.
     var activeHint: ActiveHint
+    /// Seals that had to scan their segment for its hint (the recorded entries had been
+    /// dropped): tests check that a large transaction does not cause one.
+    var sealScans = 0
     var lastAppendedSequence: UInt64
 
     // Guarded by `fileNumbers`: the next number for a new segment file (log or compacted).

@@ -70,6 +70,28 @@ struct EngineBenchmarks {
         try? FileManager.default.removeItem(atPath: storeDir)
     }
 
+    /// The commit that seals a full active segment, alone: bulk-loads `records` records in
+    /// one transaction, then times the first durable single commit (which finds the segment
+    /// full and seals it) against the median of the next 100.
+    func profileSeal(rounds: Int) throws {
+        for round in 0 ..< rounds {
+            let storeDir = workDirectory + "/strata-seal"
+            try? FileManager.default.removeItem(atPath: storeDir)
+            let store = try Store(path: storeDir)
+            try store.write { txn in
+                for i in 0 ..< records { try txn.put(table: 1, key: benchKey(i), value: benchValue(i, size: valueSize)) }
+            }
+            var times: [Double] = []
+            for i in 0 ..< 101 {
+                times.append(try time { try store.write { try $0.put(table: 1, key: benchKey(records + i), value: benchValue(i, size: valueSize)) } })
+            }
+            let rest = times.dropFirst().sorted()
+            log(String(format: "round %d: sealing commit %.2f ms; other commits median %.2f ms", round + 1, times[0] * 1e3, rest[rest.count / 2] * 1e3))
+            try store.close()
+            try? FileManager.default.removeItem(atPath: storeDir)
+        }
+    }
+
     /// Runs `body` `rounds` times and returns the median of what it returns.
     func median(_ rounds: Int, _ body: (Int) throws -> Double) rethrows -> Double {
         var results: [Double] = []

@@ -43,6 +43,8 @@ struct StrataBench: ParsableCommand {
     var profileOpen = false
     @Option(help: "Objects in the object-level benchmarks.")
     var objects = 100_000
+    @Flag(help: "Time the commit that seals the full segment a --records bulk load left, against the commits after it.")
+    var profileSeal = false
     @Option(help: "Profile the results controller's performFetch() alone on this many objects (for perf record).")
     var profileController: Int?
     @Option(help: "Elements of the lists in the scale suite.")
@@ -63,6 +65,10 @@ struct StrataBench: ParsableCommand {
             for _ in 0 ..< max(rounds, 1) * 50 { if case .object(let o) = try JSONValue(data: data) { sink &+= o.count } }
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
             print(String(format: "%.0f MB/s (%d)", Double(data.count * max(rounds, 1) * 50) / seconds / 1e6, sink % 10))
+            return
+        }
+        if profileSeal {
+            try engine.profileSeal(rounds: max(rounds, 1))
             return
         }
         if let profileController {

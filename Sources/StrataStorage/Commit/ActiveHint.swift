@@ -4,8 +4,10 @@
 // every frame must be opened again in an encrypted store).
 //
 // Memory is bounded: entries are kept in 1 MiB chunks (no doubling copies) up to `limit`
-// bytes. A segment whose entries would take more (a huge transaction of tiny records) drops
-// them and is scanned at its seal, as before.
+// bytes, or a quarter of the segment's bytes so far when that is more (a transaction larger
+// than a segment grows the active segment past its size: its entries are kept too, or the
+// commit after it would scan hundreds of MiB to seal it). A segment whose entries would take
+// more (a huge transaction of tiny records) drops them and is scanned at its seal, as before.
 
 struct ActiveHint {
     private static let chunkSize = 1 << 20
@@ -37,7 +39,7 @@ struct ActiveHint {
     mutating func add(kind: RecordKind, table: UInt32, key: UnsafeRawBufferPointer, location: Location, sequence: UInt64) {
         guard !overflowed else { return }
         let size = HintFile.entryFixedSize + key.count
-        guard bytes + size <= limit else {
+        guard limit > 0, bytes + size <= max(limit, Int(location.offset) / 4) else {   // 0: never records
             overflowed = true
             chunks = []
             return

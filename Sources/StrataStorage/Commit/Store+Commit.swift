@@ -367,6 +367,7 @@ extension Store {
         var hint = activeHint.hintFile(segmentID: id, segmentLength: length, lastSequence: lastAppendedSequence,
                                        rawValueBytes: space.rawValueBytes, storedValueBytes: space.storedValueBytes)
         if hint == nil, let reader = segment.reader() {
+            sealScans += 1
             var entries: [ScannedEntry] = []
             let outcome = SegmentScanner.scan(reader, segmentID: id, previousSequence: 0) { found, _ in
                 entries.append(contentsOf: found)
