@@ -132,10 +132,16 @@ final class CollectionAccessTests: RealmTestCase {
         XCTAssertEqual(user.phones.last?.number, "998")
     }
 
-    func testASetGrowsAndAnswersMembershipInConstantTime() throws {
+    /// A realm holding one `Tagged` object (sets and maps).
+    private func oneTagged() throws -> (Realm, Tagged) {
         let realm = try openRealm(types: modelTypeTypes)
         let tagged = Tagged()
         try realm.write { try realm.add(tagged) }
+        return (realm, tagged)
+    }
+
+    func testASetGrowsAndAnswersMembershipInConstantTime() throws {
+        let (realm, tagged) = try oneTagged()
         let before = realm.collectionConversions
         try realm.write {
             for position in 0..<count {
@@ -156,9 +162,7 @@ final class CollectionAccessTests: RealmTestCase {
     }
 
     func testAMapSetsAndReadsKeysInConstantTime() throws {
-        let realm = try openRealm(types: modelTypeTypes)
-        let tagged = Tagged()
-        try realm.write { try realm.add(tagged) }
+        let (realm, tagged) = try oneTagged()
         let before = realm.collectionConversions
         try realm.write {
             for position in 0..<count {

@@ -5,6 +5,7 @@
 import BenchSupport
 import Foundation
 import CBenchSupport
+import Strata
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -124,4 +125,15 @@ func evictFromPageCache(_ path: String) {
     fdatasync(fd)
     posix_fadvise(fd, 0, 0, Int32(POSIX_FADV_DONTNEED))
     close(fd)
+}
+
+/// A new realm (its directory emptied first) of `types` at `path`, `durability = .none`: the
+/// object-level suites measure CPU, not the disk.
+func freshRealm(at path: String, types: [Object.Type]) throws -> Realm {
+    let directory = URL(fileURLWithPath: path)
+    try? FileManager.default.removeItem(at: directory)
+    var config = Realm.Configuration(directory: directory)
+    config.objectTypes = types
+    config.storeOptions.durability = .none
+    return try Realm(configuration: config)
 }

@@ -42,12 +42,7 @@ struct ModelTypeBenchmarks {
     private struct Round { var load = 0.0, commits = 0.0, reads = 0.0 }
 
     private func realm(_ name: String, _ types: [Object.Type]) throws -> Realm {
-        let directory = URL(fileURLWithPath: workDirectory + "/models-" + name)
-        try? FileManager.default.removeItem(at: directory)
-        var config = Realm.Configuration(directory: directory)
-        config.objectTypes = types
-        config.storeOptions.durability = .none
-        return try Realm(configuration: config)
+        try freshRealm(at: workDirectory + "/models-" + name, types: types)
     }
 
     /// With the inverse index: load, commits that move one car, and reads of

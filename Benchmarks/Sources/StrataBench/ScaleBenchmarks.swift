@@ -30,12 +30,7 @@ struct ScaleBenchmarks {
     func log(_ s: String) { FileHandle.standardError.write(Data((s + "\n").utf8)) }
 
     private func realm(_ name: String, _ types: [Object.Type]) throws -> Realm {
-        let directory = URL(fileURLWithPath: workDirectory + "/scale-" + name)
-        try? FileManager.default.removeItem(at: directory)
-        var config = Realm.Configuration(directory: directory)
-        config.objectTypes = types
-        config.storeOptions.durability = .none
-        return try Realm(configuration: config)
+        try freshRealm(at: workDirectory + "/scale-" + name, types: types)
     }
 
     func run() throws -> [ResultRow] {
