@@ -34,9 +34,7 @@ final class CollectionAccessTests: RealmTestCase {
     }
 
     func testAppendingAndReadingInOneWriteStaysLinear() throws {
-        let realm = try openRealm()
-        let user = makeUser("1")
-        try realm.write { try realm.add(user) }
+        let (realm, user) = try oneUser()
         let before = realm.collectionConversions
         try realm.write {
             for position in 0..<count {
@@ -82,9 +80,7 @@ final class CollectionAccessTests: RealmTestCase {
     /// The shared elements follow every way the list can change: through another `List`
     /// value, another object for the same row, a whole-list assignment, a cancelled write.
     func testSharedElementsFollowEveryChange() throws {
-        let realm = try openRealm()
-        let user = makeUser("1")
-        try realm.write { try realm.add(user) }
+        let (realm, user) = try oneUser()
         let held = user.tags
         let other = try XCTUnwrap(realm.object(ofType: User.self, forPrimaryKey: "1"))
         try realm.write {
@@ -110,9 +106,7 @@ final class CollectionAccessTests: RealmTestCase {
     /// A list of objects depends on other rows: a deleted element disappears at once, also
     /// from elements converted before the deletion.
     func testAListOfObjectsFollowsDeletions() throws {
-        let realm = try openRealm()
-        let user = makeUser("1")
-        try realm.write { try realm.add(user) }
+        let (realm, user) = try oneUser()
         let before = realm.collectionConversions
         try realm.write {
             for position in 0..<1_000 {
@@ -130,6 +124,14 @@ final class CollectionAccessTests: RealmTestCase {
         XCTAssertEqual(user.phones.count, 999)
         try realm.write { try realm.delete(user.phones.last!) }
         XCTAssertEqual(user.phones.last?.number, "998")
+    }
+
+    /// A realm holding one user, "1" (lists).
+    private func oneUser() throws -> (Realm, User) {
+        let realm = try openRealm()
+        let user = makeUser("1")
+        try realm.write { try realm.add(user) }
+        return (realm, user)
     }
 
     /// A realm holding one `Tagged` object (sets and maps).

@@ -374,9 +374,7 @@ struct MappingEngine {
         element.isMap = false
         var entries: [String: FieldValue] = [:]
         for (key, item) in members {
-            if let problem = MapKeyRule.problem(key) {
-                throw JSONMappingError.typeMismatch(path: "\(path()).\(key)", expected: "a map key without '.' or a leading '$'", found: problem)
-            }
+            try MapKeyRule.checkJSON(key, path: path())
             guard let field = try field(from: item, property: element, transformer: nil, path: "\(path()).\(key)") else { continue }
             entries[key] = field
         }

@@ -206,9 +206,7 @@ public struct StoreImporter {
             element.isMap = false
             var entries: [String: FieldValue] = [:]
             for (key, item) in members {
-                if let problem = MapKeyRule.problem(key) {
-                    throw JSONMappingError.typeMismatch(path: "\(path).\(key)", expected: "a map key without '.' or a leading '$'", found: problem)
-                }
+                try MapKeyRule.checkJSON(key, path: path)
                 if item == .null, !element.isOptional || element.kind == .object {
                     throw JSONMappingError.typeMismatch(path: "\(path).\(key)", expected: "a value of \(property.typeDescription), not null", found: "null")
                 }

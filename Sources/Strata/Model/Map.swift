@@ -28,6 +28,14 @@ enum MapKeyRule {
     static func check(_ key: String, context: @autoclosure () -> String) throws {
         if let problem = problem(key) { throw RealmError.invalidValue("\(context()): \(problem)") }
     }
+
+    /// Throws ``JSONMappingError/typeMismatch(path:expected:found:)`` at `path` (the map's
+    /// JSON path) when `key` breaks the rule: the JSON front ends and `strata import`.
+    static func checkJSON(_ key: String, path: @autoclosure () -> String) throws {
+        if let problem = problem(key) {
+            throw JSONMappingError.typeMismatch(path: "\(path()).\(key)", expected: "a map key without '.' or a leading '$'", found: problem)
+        }
+    }
 }
 
 /// A dictionary from strings to values or links (Realm Swift's `Map`):
