@@ -123,7 +123,12 @@ public final class Store: @unchecked Sendable {
     // Guarded by the write gate (`gateMonitor` + `gateBusy`).
     let gateMonitor = Monitor()
     var gateBusy = false
-    var gateHolder: pthread_t?
+    /// Who holds the gate: the task (valid across awaits, on whichever thread it resumes)
+    /// or, outside any task, the thread. Only used to refuse a nested write by its holder.
+    var gateHolder: GateOwner?
+    /// Told of every commit while the gate is still held, before readers can see it
+    /// (the object layer records its change sets here). Set under the gate.
+    var commitObserver: (@Sendable (_ sequence: UInt64, _ note: (any Sendable)?) -> Void)?
     /// Tasks waiting for the gate (`asyncWrite`), first come first served.
     var gateWaiters: [GateWaiter] = []
     var writerDirectory: KeyDirectory
@@ -364,8 +369,8 @@ public final class Store: @unchecked Sendable {
     }
 
     private func close(waitingForCompactions: Bool) throws {
-        if gateHeldByCurrentThread() {
-            throw StoreError.invalidArgument("close() called inside a write transaction on the same thread")
+        if gateHeldByCaller() {
+            throw StoreError.invalidArgument("close() called inside a write transaction of the same task or thread")
         }
         // A compaction needs the gate to finish, so it is stopped before close takes it.
         if !options.readOnly { cancelCompactions(waiting: waitingForCompactions) }

@@ -33,6 +33,9 @@ public final class Transaction {
     private let savedDirectory: KeyDirectory
     private let savedSpace: [UInt32: SegmentSpace]
     private let savedHint: ActiveHint.Mark
+    /// What the object layer says this commit changed, handed with its sequence to the
+    /// store's commit observer while the gate is still held (nil: not known).
+    package var commitNote: (any Sendable)?
 
     init(store: Store, sequence: UInt64) {
         self.store = store
@@ -189,6 +192,8 @@ public final class Transaction {
             throw error
         }
         try flush()
+        // Before readers can see the commit, so no realm advancing to it waits for its record.
+        store.commitObserver?(sequence, commitNote)
         store.writerSpace[segment]?.liveBytes += addedLive
         store.writerSpace[segment]?.rawValueBytes += addedRaw
         store.writerSpace[segment]?.storedValueBytes += addedStored

@@ -118,8 +118,8 @@ struct CommitChanges: Sendable {
 
 /// Commit change sets of one store, kept for the most recent commits.
 final class ChangeLog: @unchecked Sendable {
-    private let condition = NSCondition()
-    /// nil: the commit happened but what it changed is unknown (made outside the object layer).
+    private let lock = NSLock()
+    /// nil: the commit happened but what it changed is unknown (made through the engine API).
     private var entries: [UInt64: CommitChanges?] = [:]
     /// Every sequence up to this one has been recorded (or is older than the log).
     private var recordedThrough: UInt64
@@ -133,46 +133,41 @@ final class ChangeLog: @unchecked Sendable {
 
     /// Records what commit `sequence` changed; nil when unknown.
     func record(_ sequence: UInt64, _ changes: CommitChanges?) {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         entries[sequence] = .some(changes)
         while entries[recordedThrough + 1] != nil { recordedThrough += 1 }
         while entries.count > capacity {
             entries[oldest + 1] = nil
             oldest += 1
         }
-        condition.broadcast()
     }
 
     /// Marks every sequence through `sequence` as recorded, unknown where missing.
     func markUnknown(through sequence: UInt64) {
-        condition.lock()
-        defer { condition.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         while recordedThrough < sequence {
             recordedThrough += 1
             if entries[recordedThrough] == nil { entries[recordedThrough] = .some(nil) }
         }
-        condition.broadcast()
     }
 
     /// The merged changes of the commits after `from` through `to`, or nil when some of them
-    /// are unknown or too old (the caller then recomputes in full). Waits briefly for a
-    /// commit that is visible but not yet recorded.
+    /// are unknown or too old (the caller then recomputes in full). Never waits: every
+    /// commit is recorded by the store's commit observer while the committer still holds
+    /// the write gate, before any reader can see it.
     func changes(after from: UInt64, through to: UInt64) -> CommitChanges? {
         guard to > from else { return CommitChanges() }
-        condition.lock()
-        defer { condition.unlock() }
-        // A committer records right after its commit returns; a sequence that stays missing
-        // was written outside the object layer and is marked unknown, so nobody waits again.
-        let deadline = Date().addingTimeInterval(2)
-        while recordedThrough < to {
-            if !condition.wait(until: deadline) {
-                while recordedThrough < to {
-                    recordedThrough += 1
-                    if entries[recordedThrough] == nil { entries[recordedThrough] = .some(nil) }
-                }
-                return nil
+        lock.lock()
+        defer { lock.unlock() }
+        if recordedThrough < to {
+            // Only a commit made before this log existed can be missing: unknown.
+            while recordedThrough < to {
+                recordedThrough += 1
+                if entries[recordedThrough] == nil { entries[recordedThrough] = .some(nil) }
             }
+            return nil
         }
         guard from >= oldest else { return nil }
         if to == from + 1, let entry = entries[to], let changes = entry { return changes }

@@ -126,9 +126,11 @@ extension Realm {
     /// Begins a write transaction: waits for other writers, moves to the newest commit
     /// (delivering notifications for what others committed), then takes writes.
     ///
-    /// In async code, do not `await` between `beginWrite()` and `commitWrite()`: the
-    /// write gate stays held while the task is suspended, and writers waiting for it block
-    /// their threads. Use ``asyncWrite(withoutNotifying:_:isolation:)``.
+    /// The write belongs to this realm's task (or thread), not to a thread: a task may
+    /// `await` before ``commitWrite(withoutNotifying:)`` and resume on another thread. While
+    /// it waits for another writer, though, `beginWrite()` blocks its thread; in async code
+    /// use ``beginWriteAsync(isolation:)`` or ``asyncWrite(withoutNotifying:_:isolation:)``,
+    /// which wait as suspended tasks.
     public func beginWrite() throws {
         try checkCanBeginWrite()
         let transaction: Transaction
@@ -139,6 +141,60 @@ extension Realm {
             throw RealmError.wrap(error)
         }
         start(transaction)
+    }
+
+    /// Begins a write transaction like ``beginWrite()``, waiting for other writers as a
+    /// suspended task instead of a blocked thread. The task may `await` before it commits
+    /// (with ``commitWriteAsync(withoutNotifying:isolation:)`` or ``commitWrite(withoutNotifying:)``)
+    /// or cancels; other writers of the store wait for it meanwhile, so keep the write short.
+    ///
+    /// ```swift
+    /// try await realm.beginWriteAsync()
+    /// let user = try realm.create(User.self, value: ["id": 1])
+    /// user.profile = try await fetchProfile()
+    /// try await realm.commitWriteAsync()
+    /// ```
+    ///
+    /// - Throws: `CancellationError` if the task is cancelled while it waits (nothing is
+    ///   begun); as ``beginWrite()``.
+    public func beginWriteAsync(isolation: isolated (any Actor)? = #isolation) async throws {
+        try checkCanBeginWrite()
+        let transaction: Transaction
+        do {
+            transaction = try await shared.store.beginTransactionAsync()
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            fallBackIfStoreFailed()
+            throw RealmError.wrap(error)
+        }
+        // Other code of this task's actor may have begun a write while this one waited.
+        guard writeState == nil, !isClosed else {
+            transaction.rollback()
+            try checkThread()
+            throw RealmError.alreadyInWriteTransaction
+        }
+        start(transaction)
+    }
+
+    /// Commits the open write like ``commitWrite(withoutNotifying:)``, waiting for its sync
+    /// (`.full` durability, shared with concurrent committers) as a suspended task.
+    ///
+    /// - Throws: as ``commitWrite(withoutNotifying:)``. A task cancelled while it waits for
+    ///   the sync still commits; the call then returns when the commit is durable.
+    public func commitWriteAsync(withoutNotifying tokens: [NotificationToken] = [],
+                                 isolation: isolated (any Actor)? = #isolation) async throws {
+        try checkThread()
+        guard let write = writeState else { throw RealmError.notInWriteTransaction }
+        let appended = try append(write)
+        if let sequence = appended.sequence, appended.mustSync {
+            do {
+                try await shared.store.waitDurableAsync(sequence)
+            } catch {
+                throw failedSync(error)
+            }
+        }
+        published(appended.sequence, silencing: tokens)
     }
 
     private func checkCanBeginWrite() throws {
@@ -200,23 +256,8 @@ extension Realm {
     public func asyncWrite<Result>(withoutNotifying tokens: [NotificationToken] = [],
                                    _ block: () throws -> Result,
                                    isolation: isolated (any Actor)? = #isolation) async throws -> Result {
-        try checkCanBeginWrite()
-        let transaction: Transaction
-        do {
-            transaction = try await shared.store.beginTransactionAsync()
-        } catch let error as CancellationError {
-            throw error
-        } catch {
-            fallBackIfStoreFailed()
-            throw RealmError.wrap(error)
-        }
-        // Other code on this actor may have run while this task waited.
-        guard writeState == nil, !isClosed else {
-            transaction.rollback()
-            try checkThread()
-            throw RealmError.alreadyInWriteTransaction
-        }
-        start(transaction)
+        try await beginWriteAsync()
+        guard let transaction = writeState?.transaction else { throw RealmError.notInWriteTransaction }
         let result: Result
         do {
             result = try block()
@@ -225,21 +266,14 @@ extension Realm {
             if isInWriteTransaction { cancelWrite() }
             throw error
         }
+        // `block` may have committed or cancelled the write itself.
         guard let write = writeState, write.transaction === transaction else { return result }
-        let appended = try append(write)
-        if let sequence = appended.sequence, appended.mustSync {
-            do {
-                try await shared.store.waitDurableAsync(sequence)
-            } catch {
-                throw failedSync(error)
-            }
-        }
-        published(appended.sequence, silencing: tokens)
+        try await commitWriteAsync(withoutNotifying: tokens)
         return result
     }
 
-    /// Commit, first half: puts the pending rows into the transaction and appends it (the
-    /// write gate is released), records the change set. `mustSync`: the caller waits for
+    /// Commit, first half: puts the pending rows into the transaction and appends it with
+    /// its change set (recorded in the change log before the gate is released). `mustSync`: the caller waits for
     /// the sync before calling `published`.
     private func append(_ write: WriteState) throws -> (sequence: UInt64?, mustSync: Bool) {
         let changes: CommitChanges
@@ -250,6 +284,7 @@ extension Realm {
                 write.transaction.rollback()
                 appended = (nil, false)
             } else {
+                write.transaction.commitNote = changes
                 let (sequence, mustSync) = try write.transaction.commitWithoutWaiting()
                 appended = (sequence, mustSync)
             }
@@ -260,7 +295,6 @@ extension Realm {
             fallBackIfStoreFailed()
             throw RealmError.wrap(error)
         }
-        if let sequence = appended.sequence { shared.log.record(sequence, changes) }
         endWrite()
         return appended
     }

@@ -27,44 +27,67 @@ final class SharedStore: @unchecked Sendable {
 
     struct WeakListener { weak var listener: (any CommitListener)? }
 
-    /// The open stores with the number of realms using each. Opens and closes happen under
-    /// this lock, so a store is closed (its lock file released) before it can be reopened.
-    private static let registry = Locked<[String: (store: SharedStore, realms: Int)]>([:])
+    /// One store's place in the registry. Its lock serializes the opening and closing of
+    /// that store only: a slow recovery or migration of one store never holds up the opens
+    /// and closes of another, and no lock is held while waiting for a write gate.
+    final class Slot: @unchecked Sendable {
+        // Guarded by `lock`.
+        let lock = NSLock()
+        var shared: SharedStore?
+        var realms = 0
+        /// Taken out of the registry (closed, or its first open failed): an opener that
+        /// finds it retired starts again with a new slot.
+        var retired = false
+    }
+
+    /// The open stores, by identity. Held only to find or add a slot, never while opening.
+    private static let registry = Locked<[String: Slot]>([:])
+    /// This store's slot.
+    private let slot: Slot
 
     var schema: Schema { schemaState.withLock { $0 } }
 
-    private init(identity: String, store: Store, schema: Schema, readOnly: Bool, temporaryDirectory: URL?) {
+    private init(identity: String, store: Store, schema: Schema, readOnly: Bool, temporaryDirectory: URL?, slot: Slot) {
         self.identity = identity
         self.store = store
         self.readOnly = readOnly
         self.temporaryDirectory = temporaryDirectory
+        self.slot = slot
         schemaState = Locked(schema)
-        log = ChangeLog(startingAt: store.lastSequence)
+        let log = ChangeLog(startingAt: store.lastSequence)
+        self.log = log
+        // Every commit, through a realm or through the engine API, is recorded before the
+        // committer releases the gate: a realm advancing to it never waits for its record.
+        store.observeCommits { sequence, note in log.record(sequence, note as? CommitChanges) }
     }
 
     /// One more realm uses this store (a frozen realm made from an open one); balanced by
     /// ``release()``.
     func retain() {
-        SharedStore.registry.withLock { registry in
-            guard var entry = registry[identity], entry.store === self else { return }
-            entry.realms += 1
-            registry[identity] = entry
+        slot.lock.withLock {
+            guard slot.shared === self else { return }
+            slot.realms += 1
         }
     }
 
-    /// Called once by every realm that `open` returned this store to; the last one closes it.
+    /// Called once by every realm that `open` returned this store to; the last one closes
+    /// it, before returning (its lock file is released when this returns).
     func release() {
-        SharedStore.registry.withLock { registry in
-            guard var entry = registry[identity], entry.store === self else { return }
-            entry.realms -= 1
-            if entry.realms > 0 {
-                registry[identity] = entry
-                return
-            }
-            registry[identity] = nil
-            try? store.close()
-            if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
-        }
+        slot.lock.lock()
+        defer { slot.lock.unlock() }
+        guard slot.shared === self else { return }
+        slot.realms -= 1
+        guard slot.realms == 0 else { return }
+        slot.shared = nil
+        SharedStore.retire(slot, identity: identity)
+        try? store.close()
+        if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
+    }
+
+    /// Takes `slot` out of the registry (its lock held).
+    private static func retire(_ slot: Slot, identity: String) {
+        slot.retired = true
+        registry.withLock { if $0[identity] === slot { $0[identity] = nil } }
     }
 
     /// The shared store for `configuration`, opened (and migrated) if no realm has it open,
@@ -74,56 +97,83 @@ final class SharedStore: @unchecked Sendable {
             throw RealmError.invalidValue("Realm.Configuration needs a directory or an inMemoryIdentifier")
         }
         let declared = try declaredSchema(configuration)
-        return try registry.withLock { registry in
-            if let existing = registry[identity] {
-                // The store is open already: the key is checked against the one it was opened
-                // with, as a fresh open would check it against the files.
-                if existing.store.store.encryptionKey != configuration.encryptionKey {
-                    throw RealmError.storage(.wrongKey(configuration.encryptionKey == nil
-                        ? "the realm at \(identity) is open with an encryption key and none was given"
-                        : "the realm at \(identity) is open with \(existing.store.store.encryptionKey == nil ? "no encryption key" : "another encryption key")"))
+        while true {
+            let slot = registry.withLock { registry -> Slot in
+                if let slot = registry[identity] { return slot }
+                let slot = Slot()
+                registry[identity] = slot
+                return slot
+            }
+            slot.lock.lock()
+            if slot.retired {
+                slot.lock.unlock()
+                continue
+            }
+            let shared: SharedStore
+            do {
+                if let existing = slot.shared {
+                    try existing.checkKey(configuration)
+                    shared = existing
+                } else {
+                    shared = try openFirst(configuration, identity: identity, declared: declared, slot: slot)
+                    slot.shared = shared
                 }
-                let bound = try existing.store.bind(declared, configuration: configuration)
-                registry[identity] = (existing.store, existing.realms + 1)
-                return (existing.store, bound)
-            }
-            var directory = configuration.directory
-            var temporary: URL?
-            if let name = configuration.inMemoryIdentifier {
-                let base = FileManager.default.fileExists(atPath: "/dev/shm") ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory
-                let safe = name.map { $0.isLetter || $0.isNumber ? $0 : "_" }
-                temporary = base.appendingPathComponent("strata-memory-\(getpid())-\(String(safe))-\(UUID().uuidString)")
-                directory = temporary
-            }
-            var options = configuration.storeOptions
-            options.readOnly = configuration.readOnly
-            if let compact = configuration.shouldCompactOnLaunch { options.shouldCompactOnOpen = compact }
-            let store: Store
-            do {
-                store = try Store(directory: directory!, options: options)
+                slot.realms += 1
+                slot.lock.unlock()
             } catch {
-                throw RealmError.wrap(error)
-            }
-            let schema: Schema
-            do {
-                let stored = try loadSchema(store)
-                schema = try prepare(store: store, stored: stored, declared: declared, configuration: configuration)
-            } catch {
-                try? store.close()
-                if let temporary { try? FileManager.default.removeItem(at: temporary) }
+                if slot.shared == nil { retire(slot, identity: identity) }
+                slot.lock.unlock()
                 throw error
             }
-            let shared = SharedStore(identity: identity, store: store, schema: schema,
-                                     readOnly: configuration.readOnly, temporaryDirectory: temporary)
+            // Outside the slot's lock: binding may write the schema, which waits for the gate.
             do {
-                let bound = try shared.bind(declared, configuration: configuration)
-                registry[identity] = (shared, 1)
-                return (shared, bound)
+                return (shared, try shared.bind(declared, configuration: configuration))
             } catch {
-                try? store.close()
-                if let temporary { try? FileManager.default.removeItem(at: temporary) }
+                shared.release()
                 throw error
             }
+        }
+    }
+
+    /// The key is checked against the one the open store was opened with, as a fresh open
+    /// would check it against the files.
+    private func checkKey(_ configuration: Realm.Configuration) throws {
+        guard store.encryptionKey != configuration.encryptionKey else { return }
+        throw RealmError.storage(.wrongKey(configuration.encryptionKey == nil
+            ? "the realm at \(identity) is open with an encryption key and none was given"
+            : "the realm at \(identity) is open with \(store.encryptionKey == nil ? "no encryption key" : "another encryption key")"))
+    }
+
+    /// Opens the engine store (recovering it), checks or migrates its schema; the slot's
+    /// lock is held.
+    private static func openFirst(_ configuration: Realm.Configuration, identity: String,
+                                  declared: [ObjectType], slot: Slot) throws -> SharedStore {
+        var directory = configuration.directory
+        var temporary: URL?
+        if let name = configuration.inMemoryIdentifier {
+            let base = FileManager.default.fileExists(atPath: "/dev/shm") ? URL(fileURLWithPath: "/dev/shm") : FileManager.default.temporaryDirectory
+            let safe = name.map { $0.isLetter || $0.isNumber ? $0 : "_" }
+            temporary = base.appendingPathComponent("strata-memory-\(getpid())-\(String(safe))-\(UUID().uuidString)")
+            directory = temporary
+        }
+        var options = configuration.storeOptions
+        options.readOnly = configuration.readOnly
+        if let compact = configuration.shouldCompactOnLaunch { options.shouldCompactOnOpen = compact }
+        let store: Store
+        do {
+            store = try Store(directory: directory!, options: options)
+        } catch {
+            throw RealmError.wrap(error)
+        }
+        do {
+            let stored = try loadSchema(store)
+            let schema = try prepare(store: store, stored: stored, declared: declared, configuration: configuration)
+            return SharedStore(identity: identity, store: store, schema: schema,
+                               readOnly: configuration.readOnly, temporaryDirectory: temporary, slot: slot)
+        } catch {
+            try? store.close()
+            if let temporary { try? FileManager.default.removeItem(at: temporary) }
+            throw error
         }
     }
 
@@ -273,13 +323,42 @@ final class SharedStore: @unchecked Sendable {
     }
 
     private func bindChecking(_ declared: [ObjectType]) throws -> [BoundType] {
-        try schemaState.withLock { schema in
-            var current = schema
-            let missing = declared.filter { current[$0.schema.className] == nil }
-            if !missing.isEmpty {
-                guard !readOnly else {
-                    throw RealmError.schemaMismatch(missing.map { "Class '\($0.schema.className)' has been added." })
-                }
+        if declared.contains(where: { info in schema[info.schema.className] == nil }) {
+            try addClasses(declared)
+        }
+        let current = schema
+        var differences: [String] = []
+        var bound: [BoundType] = []
+        for info in declared {
+            guard let stored = current[info.schema.className] else {
+                throw RealmError.invalidSchema("'\(info.schema.className)' is not in the stored schema")
+            }
+            let lines = Schema(objectSchemas: [info.schema], version: 0)
+                .differences(from: Schema(objectSchemas: [stored], version: 0))
+            differences.append(contentsOf: lines)
+            differences.append(contentsOf: SharedStore.orderDifferences(declared: [info.schema], stored: current))
+            bound.append(BoundType(info: info, schema: stored, in: current))
+        }
+        if !differences.isEmpty { throw RealmError.schemaMismatch(differences) }
+        return bound
+    }
+
+    /// Adds the declared classes the stored schema lacks, in one commit. The write gate is
+    /// taken first and the schema's lock only briefly inside it, so a writer reading the
+    /// schema never waits for an open that waits for that writer.
+    private func addClasses(_ declared: [ObjectType]) throws {
+        guard !readOnly else {
+            let missing = declared.filter { schema[$0.schema.className] == nil }
+            throw RealmError.schemaMismatch(missing.map { "Class '\($0.schema.className)' has been added." })
+        }
+        var published: (old: Schema, new: Schema)?
+        do {
+            try store.write { transaction in
+                // Under the gate: another open may have added some of them meanwhile.
+                var current = schema
+                let old = current
+                let missing = declared.filter { current[$0.schema.className] == nil }
+                guard !missing.isEmpty else { return }
                 var next = (current.objectSchemas.map(\.tableNumber).max() ?? 0) + (current.objectSchemas.isEmpty ? 0 : 1)
                 for info in missing {
                     var added = info.schema
@@ -287,27 +366,17 @@ final class SharedStore: @unchecked Sendable {
                     next += 1
                     current.objectSchemas.append(added)
                 }
-                let updated = current
-                do {
-                    try store.write { try SharedStore.writeSchema(updated, in: $0) }
-                    log.markUnknown(through: store.lastSequence)
-                } catch {
-                    throw RealmError.wrap(error)
-                }
-                schema = current
+                try SharedStore.writeSchema(current, in: transaction)
+                // No object changed: realms advance through this commit without a reload.
+                transaction.commitNote = CommitChanges()
+                // Published while the gate is held, so the next schema writer starts from
+                // it; taken back below if the commit fails.
+                schemaState.withLock { $0 = current }
+                published = (old, current)
             }
-            var differences: [String] = []
-            var bound: [BoundType] = []
-            for info in declared {
-                let stored = current[info.schema.className]!
-                let lines = Schema(objectSchemas: [info.schema], version: 0)
-                    .differences(from: Schema(objectSchemas: [stored], version: 0))
-                differences.append(contentsOf: lines)
-                differences.append(contentsOf: SharedStore.orderDifferences(declared: [info.schema], stored: current))
-                bound.append(BoundType(info: info, schema: stored, in: current))
-            }
-            if !differences.isEmpty { throw RealmError.schemaMismatch(differences) }
-            return bound
+        } catch {
+            if let published { schemaState.withLock { if $0 == published.new { $0 = published.old } } }
+            throw RealmError.wrap(error)
         }
     }
 

@@ -12,6 +12,30 @@ import Glibc
 import Darwin
 #endif
 
+/// Who holds the write gate: the transaction's task, or the thread of code that runs in
+/// no task. A task that suspends inside a transaction and resumes on another thread still
+/// holds it; another task that runs on the first thread meanwhile is not its holder.
+enum GateOwner: Equatable {
+    // `UnsafeCurrentTask` holds a strong reference to the task, so its address cannot be
+    // reused by another task while it is recorded here; it is only compared.
+    case task(UnsafeCurrentTask)
+    case thread(pthread_t)
+
+    /// The caller: its task if it runs in one, else its thread.
+    static var current: GateOwner {
+        if let task = withUnsafeCurrentTask(body: { $0 }) { return .task(task) }
+        return .thread(pthread_self())
+    }
+
+    static func == (a: GateOwner, b: GateOwner) -> Bool {
+        switch (a, b) {
+        case (.task(let x), .task(let y)): return x == y
+        case (.thread(let x), .thread(let y)): return pthread_equal(x, y) != 0
+        default: return false
+        }
+    }
+}
+
 /// A task waiting for the write gate. Guarded by the store's `gateMonitor`.
 final class GateWaiter: @unchecked Sendable {
     var continuation: CheckedContinuation<Bool, any Error>?
@@ -33,24 +57,34 @@ extension Store {
 
     /// Waits until no other transaction is running, then takes the gate.
     func acquireGate(forClose: Bool = false) throws {
-        let me = pthread_self()
+        let me = GateOwner.current
         gateMonitor.lock()
         defer { gateMonitor.unlock() }
-        if gateBusy, let holder = gateHolder, pthread_equal(holder, me) != 0 {
+        if gateBusy, let holder = gateHolder, holder == me {
             throw StoreError.invalidArgument(forClose
-                ? "close() called inside a write transaction on the same thread"
-                : "a write transaction is already open on this thread (nested writes are not supported)")
+                ? "close() called inside a write transaction of the same task or thread"
+                : "a write transaction is already open in this task or thread (nested writes are not supported)")
         }
         while gateBusy { gateMonitor.wait() }
         gateBusy = true
         gateHolder = me
     }
 
-    /// Whether the calling thread holds the write gate (a transaction of its own is open).
-    func gateHeldByCurrentThread() -> Bool {
-        gateMonitor.withLock {
+    /// Whether the caller (its task, or its thread outside a task) holds the write gate.
+    func gateHeldByCaller() -> Bool {
+        let me = GateOwner.current
+        return gateMonitor.withLock {
             guard gateBusy, let holder = gateHolder else { return false }
-            return pthread_equal(holder, pthread_self()) != 0
+            return holder == me
+        }
+    }
+
+    /// Sets the function told of every commit (see `commitObserver`), between transactions
+    /// so that no commit is half-observed.
+    package func observeCommits(_ observer: @escaping @Sendable (_ sequence: UInt64, _ note: (any Sendable)?) -> Void) {
+        gateMonitor.withLock {
+            while gateBusy { gateMonitor.wait() }
+            commitObserver = observer
         }
     }
 
@@ -77,8 +111,7 @@ extension Store {
     /// try again. Handing it over would deadlock as soon as every cooperative thread
     /// blocks in a synchronous `write` behind a task that cannot be scheduled.
     ///
-    /// Runs on the caller's actor, so the thread that holds the gate afterwards (recorded
-    /// to catch a nested synchronous write) is the one that goes on to use it.
+    /// The holder recorded (to catch a nested synchronous write) is the calling task.
     ///
     /// - Throws: `CancellationError` if the task is cancelled before it has the gate.
     func acquireGateAsync(isolation: isolated (any Actor)? = #isolation) async throws {
@@ -94,7 +127,7 @@ extension Store {
                 // A newcomer queues behind earlier waiters; a woken waiter takes a free gate.
                 guard !gateBusy, woken || gateWaiters.isEmpty else { return false }
                 gateBusy = true
-                gateHolder = pthread_self()
+                gateHolder = .current
                 return true
             }
             if taken { return }
@@ -126,7 +159,8 @@ extension Store {
                 continuation?.resume(throwing: CancellationError())
             }
             if tookGate {
-                gateMonitor.withLock { gateHolder = pthread_self() }
+                let me = GateOwner.current
+                gateMonitor.withLock { gateHolder = me }
                 if Task.isCancelled {
                     releaseGate()
                     throw CancellationError()
@@ -141,7 +175,7 @@ extension Store {
     /// another transaction runs.
     ///
     /// - Throws: ``StoreError/closed``, ``StoreError/invalidArgument(_:)`` for a read-only
-    ///   store or a nested transaction on the same thread, I/O errors from sealing a full segment.
+    ///   store or a nested transaction in the same task (or thread, outside tasks), I/O errors from sealing a full segment.
     public func beginTransaction() throws -> Transaction {
         guard !options.readOnly else { throw StoreError.invalidArgument("the store was opened read-only") }
         try acquireGate()
