@@ -77,6 +77,44 @@ final class DamagedReadTests: RealmTestCase {
             XCTAssertNil(realm.object(ofType: User.self, forPrimaryKey: id))
         }
     }
+
+    /// Issue 23, item 3: a stored row whose offsets are sound but one field does not decode
+    /// (past the record's checksum). A JSON import updating other properties used to copy
+    /// that field's bytes into the pending row unchecked, and reading it later in the same
+    /// write trapped ("pending row: …"). Now the import throws `damagedObject` naming the
+    /// object, and nothing of the write is kept.
+    func testAJSONImportOverARowWithADamagedFieldThrowsDamagedObjectInsteadOfTrapping() throws {
+        let realm = try openRealm()
+        try realm.write { try realm.add(makeUser("2", rank: 4, city: "Durham", lastName: "Lee")) }
+        let schema = try XCTUnwrap(realm.schema["User"])
+        let table = StoreLayout.objectTable(schema.tableNumber)
+        let key = PrimaryKeyValue.string("2").keyBytes
+        var row = try XCTUnwrap(try realm.store.get(table: table, key: key))
+        // The lastName field's tag becomes one no value has.
+        let lastName = try XCTUnwrap(schema.properties.firstIndex { $0.name == "lastName" })
+        let count = try RowFormat.fieldCount(row)
+        let start = lastName == 0 ? 0 : row.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: 4 + 4 * (lastName - 1), as: UInt32.self).littleEndian) }
+        row[4 + 4 * count + start] = 0xEE
+        try realm.store.write { try $0.put(table: table, key: key, value: row) }
+        realm.refresh()
+
+        XCTAssertThrowsError(try realm.write {
+            _ = try RealmCoder(realm: realm).decode(User.self, from: Data(#"{"objId": "2", "rank": 7}"#.utf8))
+            // Reading the damaged field inside the same write trapped before the fix.
+            _ = realm.object(ofType: User.self, forPrimaryKey: "2")?.lastName
+        }) { error in
+            guard case RealmError.damagedObject(let type, let name, let reason) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(type, "User")
+            XCTAssertTrue(name.contains("2"), name)
+            XCTAssertTrue(reason.contains("tag"), reason)
+        }
+        XCTAssertTrue(realm.readErrors.contains { if case .damagedObject("User", _, _) = $0 { return true } else { return false } })
+        // Nothing of the failed write is kept: the stored row is the damaged one, untouched.
+        XCTAssertEqual(try realm.store.get(table: table, key: key), row)
+        // A replacing write repairs it, as for every other damaged object.
+        try realm.write { try realm.add(makeUser("2", rank: 9), update: .all) }
+        XCTAssertEqual(realm.object(ofType: User.self, forPrimaryKey: "2")?.rank, 9)
+    }
 }
 
 /// A row that decodes but holds a field of another kind than its property's type (a hostile

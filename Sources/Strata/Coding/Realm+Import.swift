@@ -25,8 +25,15 @@ extension Realm {
                 if let value { pending.fields![index] = value }
             }
         } else if let stored = storedRow(table: bound.table, key: key) {
-            let row = try RowFormat.splice(stored, count: count) { index in
-                index == primaryKeyIndex || index >= assignments.count ? nil : assignments[index]
+            let row: [UInt8]
+            do {
+                row = try RowFormat.splice(stored, count: count) { index in
+                    index == primaryKeyIndex || index >= assignments.count ? nil : assignments[index]
+                }
+            } catch let error as RowFormat.DecodingError {
+                noteDamage(table: bound.table, key: key, error)
+                let name = PrimaryKeyValue(keyBytes: key)?.description ?? "(hidden id)"
+                throw RealmError.damagedObject(type: bound.className, key: name, reason: "\(error)")
             }
             write.rows[rowKey] = PendingRow(row: row, originalRow: stored, atomicMark: write.atomicID)
         } else {

@@ -111,7 +111,8 @@ final class PendingRow {
     }
 
     private static func decode(_ row: [UInt8]) -> [FieldValue] {
-        // Rows here were encoded by this process a moment ago: failing to decode is a bug.
+        // Rows here were encoded by this process, or spliced from stored rows whose copied
+        // fields were decoded first (RowFormat.splice): failing to decode is a bug.
         do { return try RowFormat.fields(of: row) } catch { preconditionFailure("pending row: \(error)") }
     }
 }

@@ -102,6 +102,12 @@ enum RowFormat {
             for index in 0 ..< oldCount where end(index - 1) >= end(index) || oldBase + end(index) > raw.count {
                 throw DecodingError(reason: "field \(index) out of bounds")
             }
+            // And every field copied as it is: a pending row holds only bytes that decode,
+            // so reading it later in the write cannot meet damage copied from disk.
+            for index in 0 ..< min(oldCount, count) where replacements(index) == nil {
+                var cursor = oldBase + end(index - 1)
+                _ = try decodeValue(raw, &cursor, limit: oldBase + end(index))
+            }
             let spliced = encode(count: count, sizeHint: raw.count) { index, out in
                 if let replacement = replacements(index) {
                     append(replacement, to: &out)
