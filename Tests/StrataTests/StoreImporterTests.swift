@@ -74,3 +74,43 @@ extension StoreImporterTests {
         XCTAssertEqual(realm.objects(LogEntry.self).map(\.message).sorted(), ["first", "imported", "later"])
     }
 }
+
+extension StoreImporterTests {
+    /// Issue 23, item 6: `strata import` and the realm agree on what changed (the stored
+    /// bytes). Before, the importer compared values with `==`: -0.0 over a stored 0.0 was
+    /// "unchanged" and the sign was lost, and a row holding NaN was rewritten by every
+    /// import (NaN != NaN), though the realm's commit counts neither so.
+    func testImportCountsAChangeAsTheRealmDoes() throws {
+        let config = configuration()
+        do {
+            let realm = try Realm(configuration: config)
+            try realm.write {
+                try realm.add(makeUser("zero"))
+                let nan = makeUser("nan")
+                nan.score = .nan
+                try realm.add(nan)
+            }
+        }
+        do {
+            let store = try Store(directory: directory)
+            defer { try? store.close() }
+            let importer = try XCTUnwrap(try StoreImporter(store: store))
+            let negativeZero = try importer.importObjects(ofType: "User", from: Data(#"[{"objId": "zero", "score": -0.0}]"#.utf8))
+            XCTAssertEqual(negativeZero, StoreImporter.Report(inserted: 0, updated: 1, unchanged: 0))
+            let sameAgain = try importer.importObjects(ofType: "User", from: Data(#"[{"objId": "nan", "rank": 0}]"#.utf8))
+            XCTAssertEqual(sameAgain, StoreImporter.Report(inserted: 0, updated: 0, unchanged: 1))
+        }
+        let realm = try Realm(configuration: config)
+        let score = try XCTUnwrap(realm.object(ofType: User.self, forPrimaryKey: "zero")?.score)
+        XCTAssertEqual(score.sign, .minus, "the imported -0.0 was kept")
+        // The realm's commit agrees: setting the same values again changes nothing.
+        var notified = 0
+        let token = realm.objects(User.self).observe { _ in notified += 1 }
+        defer { token.invalidate() }
+        try realm.write {
+            realm.object(ofType: User.self, forPrimaryKey: "nan")?.score = .nan
+            realm.object(ofType: User.self, forPrimaryKey: "zero")?.score = -0.0
+        }
+        XCTAssertEqual(notified, 1, "only the initial notification: nothing changed")
+    }
+}

@@ -153,9 +153,12 @@ public struct StoreImporter {
                 fields[index] = try field(value, property: property, path: path + "." + property.name)
             }
             written.insert(key)
-            if stored != nil && old == fields { return .unchanged }
-            try transaction.put(table: table, key: key, value: try RowFormat.encodeChecked(fields, of: "\(type.className) at \(path)"))
-            for (index, backlink) in maintainedIndexes where stored == nil || old[index] != fields[index] {
+            let row = try RowFormat.encodeChecked(fields, of: "\(type.className) at \(path)")
+            // "Changed" as the realm's commit defines it (nil: a new object).
+            let modified = stored.map { RowFormat.modifiedFields(from: $0, to: row, propertyCount: fields.count) }
+            if let modified, modified.isEmpty { return .unchanged }
+            try transaction.put(table: table, key: key, value: row)
+            for (index, backlink) in maintainedIndexes where modified?.contains(index) ?? true {
                 deltas[StoreLayout.indexTable(type.tableNumber, property: index), default: SecondaryIndex.Delta()]
                     .record(key, old: stored == nil ? nil : old[index], new: fields[index], backlink: backlink)
             }

@@ -360,9 +360,7 @@ extension Realm {
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].record(key, old: old, new: nil, backlink: backlink)
                 }
             case (let originalRow?, let row?):
-                // Modified properties are those whose stored bytes differ (all of them when
-                // the stored row is damaged: the write repairs it).
-                var modified = (try? RowFormat.changedFields(from: originalRow, to: row)) ?? PropertyMask(all: bound.schema.properties.count)
+                var modified = RowFormat.modifiedFields(from: originalRow, to: row, propertyCount: bound.schema.properties.count)
                 modified.formUnion(pending.forced)
                 guard !modified.isEmpty else { continue }
                 try transaction.put(table: bound.table, key: key, value: row)

@@ -249,6 +249,15 @@ enum RowFormat {
         }
     }
 
+    /// What every writer of objects (the realm's commit, `strata import`) counts as a
+    /// change, so that they agree: a property changed when its encoded bytes differ.
+    /// -0.0 over 0.0 is a change (the sign is kept), the same NaN over itself is not (a
+    /// row holding NaN is not rewritten each time). Every property, when the stored row
+    /// does not decode: the write repairs it.
+    static func modifiedFields(from stored: some ContiguousBytes, to new: some ContiguousBytes, propertyCount: Int) -> PropertyMask {
+        (try? changedFields(from: stored, to: new)) ?? PropertyMask(all: propertyCount)
+    }
+
     /// The fields whose stored bytes differ between two rows of one type (a field past the
     /// end of the shorter row counts as null).
     static func changedFields(from old: some ContiguousBytes, to new: some ContiguousBytes) throws -> PropertyMask {
