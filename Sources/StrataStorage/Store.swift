@@ -204,7 +204,7 @@ public final class Store: @unchecked Sendable {
             // synced: without this, a crash could lose the store with commits acknowledged.
             for made in try fs.createDirectory(path) { try fs.syncDirectory(parentDirectory(of: made)) }
         }
-        fileLock = try fs.lock(path + "/LOCK", shared: options.readOnly)
+        fileLock = try Store.lock(path + "/LOCK", options: options)
         let recovered: Recovered
         do {
             recovered = try Store.recover(path: path, options: options)
@@ -357,6 +357,23 @@ public final class Store: @unchecked Sendable {
             throw StoreError.invalidArgument("no segment file number is left after \(UInt32.max - 1): copy the store's data to a new store")
         }
         return number
+    }
+
+    /// The store's lock: shared for a read-only open (at once or `locked`), exclusive for a
+    /// writer, which waits up to ``StoreOptions/lockWaitTimeout`` for other processes —
+    /// polling, since `flock` cannot wait with a deadline.
+    private static func lock(_ path: String, options: StoreOptions) throws -> any FileLock {
+        let deadline = options.readOnly ? 0 : monotonicSeconds() + max(0, options.lockWaitTimeout)
+        var pause: UInt32 = 2_000
+        while true {
+            do {
+                return try options.fileSystem.lock(path, shared: options.readOnly)
+            } catch StoreError.locked(let path) {
+                guard monotonicSeconds() < deadline else { throw StoreError.locked(path) }
+                usleep(pause)
+                pause = min(pause * 2, 50_000)
+            }
+        }
     }
 
     // MARK: Closing

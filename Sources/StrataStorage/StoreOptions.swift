@@ -59,6 +59,12 @@ public struct StoreOptions: Sendable {
     /// Open with a shared lock for reading only: several read-only openers may share the
     /// store while no writer holds it; writes throw `StoreError.invalidArgument`.
     public var readOnly: Bool = false
+    /// How many seconds a writable open waits for the store's lock while another process
+    /// holds it (default 5), before throwing `StoreError.locked`. A viewer opening the
+    /// store read-only (`strata stats`, the studio) holds the lock for as long as its open
+    /// takes; a service (re)starting meanwhile waits for it instead of failing. 0: never
+    /// wait. Read-only opens never wait: a writer may hold the lock for hours.
+    public var lockWaitTimeout: Double = 5
 
     /// Asked once at a writable open, with the bytes of all segment files and the bytes of
     /// live records: return true to compact before `Store(…)` returns. This is what

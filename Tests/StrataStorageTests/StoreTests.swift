@@ -212,7 +212,9 @@ final class StoreTests: XCTestCase {
     func testSecondOpenerIsLockedOut() throws {
         let dir = TemporaryDirectory()
         let store = try Store(directory: dir.url)
-        XCTAssertThrowsError(try Store(directory: dir.url)) {
+        var noWait = StoreOptions()
+        noWait.lockWaitTimeout = 0
+        XCTAssertThrowsError(try Store(directory: dir.url, options: noWait)) {
             guard case StoreError.locked(let path) = $0 else { return XCTFail("\($0)") }
             XCTAssertTrue(path.hasSuffix("LOCK"))
         }
@@ -242,7 +244,9 @@ final class StoreTests: XCTestCase {
             guard case StoreError.invalidArgument(let why) = $0 else { return XCTFail("\($0)") }
             XCTAssertTrue(why.contains("read-only"))
         }
-        XCTAssertThrowsError(try Store(directory: dir.url)) {
+        var noWait = StoreOptions()
+        noWait.lockWaitTimeout = 0
+        XCTAssertThrowsError(try Store(directory: dir.url, options: noWait)) {
             guard case StoreError.locked = $0 else { return XCTFail("\($0)") }
         }
         try a.close()
@@ -451,5 +455,35 @@ final class StoreTests: XCTestCase {
         XCTAssertFalse(try reopened.verify().isClean)
         try reopened.close()
         try store.close()
+    }
+
+    /// Issue 23, item 4: a writer starting while a read-only process (the studio, `strata
+    /// stats`) holds the store waits for it, up to `lockWaitTimeout`. Before, it failed at
+    /// once with `locked`, so a viewer could stop a service from (re)starting.
+    func testAWriterWaitsForAReadOnlyOpenerInsteadOfFailing() throws {
+        let dir = TemporaryDirectory()
+        try Store(directory: dir.url).write { try $0.put(table: 1, key: bytes("k"), value: bytes("v")) }
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        let viewer = try Store(directory: dir.url, options: readOnly)
+        let closed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) {
+            try? viewer.close()
+            closed.signal()
+        }
+        let writer = try Store(directory: dir.url)   // waits for the viewer to close
+        XCTAssertEqual(closed.wait(timeout: .now()), .success, "the writer opened while the viewer held the lock")
+        try writer.write { try $0.put(table: 1, key: bytes("k2"), value: bytes("v2")) }
+        try writer.close()
+
+        // Bounded: a viewer that stays is still an error, named as before.
+        let stays = try Store(directory: dir.url, options: readOnly)
+        var impatient = StoreOptions()
+        impatient.lockWaitTimeout = 0.1
+        XCTAssertThrowsError(try Store(directory: dir.url, options: impatient)) {
+            guard case StoreError.locked(let path) = $0 else { return XCTFail("\($0)") }
+            XCTAssertTrue(path.hasSuffix("LOCK"))
+        }
+        try stays.close()
     }
 }
