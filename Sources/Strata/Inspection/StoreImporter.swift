@@ -296,7 +296,7 @@ public struct StoreImporter {
                 guard let data = Data(base64Encoded: s) else { throw mismatch(value, path, "base64 data") }
                 return .data(data)
             case (.date, .string(let s)):
-                guard let date = Self.date(s) else { throw mismatch(value, path, "an ISO 8601 date") }
+                guard let date = ExactISO8601.date(from: s) else { throw mismatch(value, path, "an ISO 8601 date") }
                 return .date(date)
             case (.date, .int(let i)): return .date(Date(timeIntervalSince1970: Double(i)))
             case (.date, .double(let d)): return .date(Date(timeIntervalSince1970: d))
@@ -306,11 +306,6 @@ public struct StoreImporter {
             default:
                 throw mismatch(value, path, property.typeDescription)
             }
-        }
-
-        private static func date(_ text: String) -> Date? {
-            if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
-            return try? Date.ISO8601FormatStyle().parse(text)
         }
     }
 }

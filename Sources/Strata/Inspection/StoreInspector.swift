@@ -33,7 +33,8 @@ public struct StoreInspector {
 
     /// The objects of `className` in primary-key order, as JSON-ready dictionaries (for
     /// `JSONSerialization`): numbers, strings, booleans, `NSNull`, arrays and dictionaries.
-    /// Data is base64, dates ISO 8601, decimals strings, links the target's primary key,
+    /// Data is base64, dates ISO 8601 with the fractional digits that give the Date back
+    /// exactly (``ExactISO8601``), decimals strings, links the target's primary key,
     /// and JSON-encoded custom columns nested JSON.
     ///
     /// - Throws: ``RealmError/unknownType(_:)``; ``RealmError/storage(_:)`` for damaged records.
@@ -105,8 +106,6 @@ public struct StoreInspector {
         return (type.primaryKeyProperty == nil ? ["_id"] : []) + type.properties.filter { $0.kind != .linkingObjects }.map(\.name)
     }
 
-    private static let dateStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-
     /// A stored field as a JSON-ready value; `schema` names an embedded object's properties.
     static func json(_ field: FieldValue, property: PropertySchema? = nil, schema: Schema? = nil) -> Any {
         switch field {
@@ -119,7 +118,7 @@ public struct StoreInspector {
         case .data(let v):
             if property?.kind == .column, let nested = try? JSONSerialization.jsonObject(with: v, options: [.fragmentsAllowed]) { return nested }
             return v.base64EncodedString()
-        case .date(let v): return dateStyle.format(v)
+        case .date(let v): return ExactISO8601.string(from: v)
         case .uuid(let v): return v.uuidString
         case .decimal(let v): return v.description
         case .link(let key): return PrimaryKeyValue(keyBytes: key).map { json($0.field) } ?? key.map { String(format: "%02x", $0) }.joined()
