@@ -197,19 +197,20 @@ enum ObjectWriter {
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Upsert JSON objects of one type into the store, by its stored schema.",
+        abstract: "Upsert JSON objects into the store, by its stored schema.",
         discussion: """
-            The file holds an array of objects (or one object) in the form `strata export` writes: \
-            dates ISO 8601, data base64, decimals as text, links as the linked object's primary key. \
-            Objects are upserted by primary key (keys an object leaves out keep their stored values; \
-            a new object's missing properties take their type's zero). All or nothing: an error names \
-            the JSON path and writes nothing.
+            The file is in any form `strata export` writes: its JSON ({"Type": [objects], …}), \
+            NDJSON (one object a line, with "_type"), or an array of objects (or one object) of the \
+            --type given. Values as export writes them: dates ISO 8601, data base64, decimals as text, \
+            links as the linked object's primary key. Objects are upserted by primary key (keys an \
+            object leaves out keep their stored values; a new object's missing properties take their \
+            type's zero). All or nothing: an error names the JSON path and writes nothing.
             """)
 
     @OptionGroup var target: StoreArgument
-    @Option(help: "The object type (its class name).")
-    var type: String
-    @Argument(help: "The JSON file.")
+    @Option(help: "The object type (its class name): the type of objects without \"_type\"; only its objects are imported.")
+    var type: String?
+    @Argument(help: "The JSON or NDJSON file.")
     var file: String
 
     func run() throws {
@@ -222,12 +223,14 @@ struct ImportCommand: ParsableCommand {
             throw CommandFailure(message: "this store holds no objects (it was written with StrataStorage alone)")
         }
         let names = importer.schema.objectSchemas.map(\.className)
-        guard names.contains(type) else {
+        if let type, !names.contains(type) {
             throw ValidationError("the store has no type '\(type)'; its types are \(names.sorted().joined(separator: ", "))")
         }
         do {
-            let report = try importer.importObjects(ofType: type, from: data)
-            print("\(type): \(report.inserted) inserted, \(report.updated) updated, \(report.unchanged) unchanged")
+            let reports = try type.map { [$0: try importer.importObjects(ofType: $0, from: data)] } ?? importer.importObjects(from: data)
+            for (name, report) in reports.sorted(by: { $0.key < $1.key }) {
+                print("\(name): \(report.inserted) inserted, \(report.updated) updated, \(report.unchanged) unchanged")
+            }
         } catch let error as JSONMappingError {
             throw CommandFailure(message: "\(file): \(error) — nothing was imported")
         }

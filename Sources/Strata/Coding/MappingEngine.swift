@@ -473,7 +473,7 @@ struct MappingEngine {
 
     /// A column property's value: a ColumnJSONCodable property reads the nested JSON (an
     /// object or array, as data); other column types a scalar.
-    private static func columnField(_ value: JSONValue) throws -> FieldValue {
+    static func columnField(_ value: JSONValue) throws -> FieldValue {
         switch value {
         case .object, .array: return .data(try value.data())
         case .int(let i): return .int(i)

@@ -1,9 +1,10 @@
 // StoreImporter: writes JSON objects into a store through the schema stored in it, without
-// the app's model classes — what `strata import` uses. It reads the format `strata export`
-// writes (dates ISO 8601, data base64, decimals as text, links as the target's primary
-// key, JSON columns as nested JSON), upserts by primary key (keys a JSON object leaves out
-// keep their stored values) and writes everything in one transaction, secondary indexes
-// included: an error anywhere writes nothing and names the JSON path.
+// the app's model classes — what `strata import` uses. It reads every form `strata export`
+// writes (StoreImporter+Document.swift) and its values (dates ISO 8601, data base64,
+// decimals as text, links as the target's primary key, JSON columns as nested JSON),
+// upserts by primary key (keys a JSON object leaves out keep their stored values) and
+// writes everything in one transaction, secondary indexes included: an error anywhere
+// writes nothing and names the JSON path.
 
 import Foundation
 
@@ -12,20 +13,29 @@ import Foundation
 /// ```swift
 /// let store = try Store(directory: url)
 /// let report = try StoreImporter(store: store)?.importObjects(ofType: "User", from: data)
+/// let reports = try StoreImporter(store: store)?.importObjects(from: exported)   // every type
 /// ```
 public struct StoreImporter {
     /// The stored schema.
     public let schema: Schema
     private let store: Store
 
-    /// What an import did.
+    /// What an import did to the objects of one type.
     public struct Report: Sendable, Equatable {
         /// Objects that did not exist before.
-        public var inserted: Int
+        public var inserted: Int = 0
         /// Existing objects whose stored values changed.
-        public var updated: Int
+        public var updated: Int = 0
         /// Existing objects the JSON left as they were.
-        public var unchanged: Int
+        public var unchanged: Int = 0
+
+        fileprivate mutating func count(_ outcome: Writer.Outcome) {
+            switch outcome {
+            case .inserted: inserted += 1
+            case .updated: updated += 1
+            case .unchanged: unchanged += 1
+            }
+        }
     }
 
     /// An importer for `store` (opened for writing), or nil when it holds no object schema.
@@ -37,39 +47,53 @@ public struct StoreImporter {
         self.store = store
     }
 
-    /// Imports a JSON array of objects (or one object) of `className` in one transaction.
+    /// Imports the objects of `className` in `data` in one transaction: an array of them (or
+    /// one), or any form ``importObjects(from:type:)`` reads, whose objects of other types
+    /// are left out.
     ///
-    /// - Throws: ``JSONMappingError`` naming the JSON path of the first problem (bad JSON,
-    ///   a value of the wrong type, a link to an object that does not exist, a missing
-    ///   primary key); ``RealmError/unknownType(_:)``; ``RealmError/storage(_:)``. Nothing is
-    ///   written when anything throws.
+    /// - Throws: as ``importObjects(from:type:)``; ``RealmError/unknownType(_:)`` when the
+    ///   store has no `className`.
     public func importObjects(ofType className: String, from data: Data) throws -> Report {
         guard let type = schema[className] else { throw RealmError.unknownType(className) }
         if type.isEmbedded { throw Realm.embeddedAlone(className) }
-        let json: JSONValue
-        do {
-            json = try JSONValue(data: data)
-        } catch let error as JSONError {
-            throw JSONMappingError.invalidJSON(error)
-        }
-        let objects: [(JSONValue, String)]
-        switch json {
-        case .array(let elements): objects = elements.enumerated().map { ($1, "$[\($0)]") }
-        case .object: objects = [(json, "$")]
-        default: throw JSONMappingError.unexpectedShape(path: "$", expected: "an array of \(className) objects, or one")
-        }
-        var report = Report(inserted: 0, updated: 0, unchanged: 0)
+        return try importObjects(from: data, type: className, onlyThatType: true)[className] ?? Report()
+    }
+
+    /// Imports every object in `data`, in any form `strata export` writes, in one transaction:
+    ///
+    /// - an array of objects, or one object (`strata query --json`);
+    /// - export's JSON, `{"Owner": [objects], "Pet": [objects]}`;
+    /// - NDJSON, one object a line (`export --format ndjson`, `dump --ndjson`).
+    ///
+    /// Each object's type is its `"_type"`, the envelope member holding it, or `type`. Links
+    /// may name objects imported later in the same data (they are checked once everything is
+    /// written), so the types can come in any order.
+    ///
+    /// - Returns: what happened to each type's objects, by class name.
+    /// - Throws: ``JSONMappingError`` naming the JSON path (for NDJSON, the line) of the first
+    ///   problem: bad JSON, an object without a type, a value of the wrong type, a link to an
+    ///   object that does not exist, a missing primary key; ``RealmError/storage(_:)``.
+    ///   Nothing is written when anything throws.
+    public func importObjects(from data: Data, type: String? = nil) throws -> [String: Report] {
+        try importObjects(from: data, type: type, onlyThatType: false)
+    }
+
+    private func importObjects(from data: Data, type: String?, onlyThatType: Bool) throws -> [String: Report] {
+        let entries = try entries(in: data, defaultType: type, onlyDefault: onlyThatType)
+        var reports: [String: Report] = [:]
         do {
             try store.write { transaction in
-                var writer = Writer(schema: schema, type: type, transaction: transaction)
-                for (object, path) in objects {
-                    switch try writer.write(object, path: path) {
-                    case .inserted: report.inserted += 1
-                    case .updated: report.updated += 1
-                    case .unchanged: report.unchanged += 1
-                    }
+                var writers: [String: Writer] = [:]
+                for entry in entries {
+                    let name = entry.type.className
+                    var writer = writers.removeValue(forKey: name) ?? Writer(schema: schema, type: entry.type, transaction: transaction)
+                    let outcome = try writer.write(entry.object, path: entry.path)
+                    writers[name] = writer
+                    reports[name, default: Report()].count(outcome)
                 }
-                try writer.finish()
+                // Every object is written: a link must now lead to one.
+                for writer in writers.values { try writer.checkLinks() }
+                for writer in writers.values { try writer.finish() }
             }
         } catch let error as JSONMappingError {
             throw error
@@ -78,11 +102,11 @@ public struct StoreImporter {
         } catch {
             throw RealmError.wrap(error)
         }
-        return report
+        return reports
     }
 
     /// The rows of one import, written through one transaction.
-    private struct Writer {
+    fileprivate struct Writer {
         let schema: Schema
         let type: ObjectSchema
         let transaction: Transaction
@@ -91,8 +115,9 @@ public struct StoreImporter {
         let maintainedIndexes: [(property: Int, backlink: Bool)]
         var deltas: [UInt32: SecondaryIndex.Delta] = [:]
         var nextHiddenID: Int64?
-        /// Keys written by this import (a link may point at an object imported before it).
-        var written: Set<[UInt8]> = []
+        /// Links to objects that did not exist when they were read: the data may hold them
+        /// further on, so they are checked once everything is written.
+        var unresolvedLinks: [(table: UInt32, key: [UInt8], path: String, target: String, primaryKey: PrimaryKeyValue)] = []
 
         enum Outcome { case inserted, updated, unchanged }
 
@@ -152,7 +177,6 @@ public struct StoreImporter {
                 guard let value = members[property.name] else { continue }
                 fields[index] = try field(value, property: property, path: path + "." + property.name)
             }
-            written.insert(key)
             if stored != nil && old == fields { return .unchanged }
             try transaction.put(table: table, key: key, value: try RowFormat.encodeChecked(fields, of: "\(type.className) at \(path)"))
             for (index, backlink) in maintainedIndexes where stored == nil || old[index] != fields[index] {
@@ -160,6 +184,13 @@ public struct StoreImporter {
                     .record(key, old: stored == nil ? nil : old[index], new: fields[index], backlink: backlink)
             }
             return stored == nil ? .inserted : .updated
+        }
+
+        /// Throws for the first link that leads to no object, now that the import is written.
+        func checkLinks() throws {
+            for link in unresolvedLinks where try transaction.get(table: link.table, key: link.key) == nil {
+                throw JSONMappingError.unexpectedShape(path: link.path, expected: "the primary key of an existing \(link.target); there is no \(link.target) \(link.primaryKey) (in the store or the imported data)")
+            }
         }
 
         func finish() throws {
@@ -171,7 +202,7 @@ public struct StoreImporter {
         }
 
         /// A JSON value as the stored field of `property`, in `strata export`'s format.
-        func field(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+        mutating func field(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
             if property.kind == .linkingObjects {
                 throw Self.mismatch(value, path, "nothing: \(property.name) is linking objects, computed from the links to this object (leave it out)")
             }
@@ -188,7 +219,9 @@ public struct StoreImporter {
             case .object: return try linkField(value, property: property, path: path)
             case .column:
                 guard property.objectClassName != nil else { throw Self.mismatch(value, path, "a custom column value") }
-                return .data(try value.data())
+                // As the JSON front ends read it: a ColumnJSONCodable's nested JSON as its
+                // bytes, a text or number column as that value.
+                return try MappingEngine.columnField(value)
             default:
                 return try Self.scalarField(value, property: property, path: path)
             }
@@ -199,7 +232,7 @@ public struct StoreImporter {
         }
 
         /// A map from a JSON object (null: empty), Realm's key rule checked.
-        private func mapField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+        private mutating func mapField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
             if value == .null { return .map([:]) }
             guard case .object(let members) = value else { throw Self.mismatch(value, path, "an object (\(property.typeDescription))") }
             var element = property
@@ -216,7 +249,7 @@ public struct StoreImporter {
         }
 
         /// A list or set from a JSON array (null: empty).
-        private func listField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+        private mutating func listField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
             if value == .null { return .list([]) }
             guard case .array(let elements) = value else { throw Self.mismatch(value, path, "an array (\(property.typeDescription))") }
             var element = property
@@ -234,7 +267,7 @@ public struct StoreImporter {
         }
 
         /// An embedded object: its properties by name, the others at their zero values.
-        private func embeddedField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+        private mutating func embeddedField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
             guard case .object(let members) = value else {
                 throw Self.mismatch(value, path, "an object (an embedded \(property.objectClassName ?? "?"))")
             }
@@ -252,8 +285,8 @@ public struct StoreImporter {
         }
 
         /// A link, given as the target's primary key; the target must exist (stored, or
-        /// written earlier by this import).
-        private func linkField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+        /// written by this import: checked in ``checkLinks()``).
+        private mutating func linkField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
             guard let targetName = property.objectClassName, let target = schema[targetName],
                   let targetKey = target.primaryKeyProperty else {
                 throw Self.mismatch(value, path, "a link (the target type has no primary key, so it cannot be named in JSON)")
@@ -261,10 +294,8 @@ public struct StoreImporter {
             let linked = try field(value, property: PropertySchema(name: targetKey.name, kind: targetKey.kind, isOptional: false), path: path)
             guard let primaryKey = PrimaryKeyValue(field: linked) else { throw Self.mismatch(value, path, "the primary key of a \(targetName)") }
             let targetTable = StoreLayout.objectTable(target.tableNumber)
-            let stored = try transaction.get(table: targetTable, key: primaryKey.keyBytes)
-            let exists = stored != nil || (targetTable == table && written.contains(primaryKey.keyBytes))
-            guard exists else {
-                throw JSONMappingError.unexpectedShape(path: path, expected: "the primary key of an existing \(targetName); there is no \(targetName) \(primaryKey) (import \(targetName) first)")
+            if try transaction.get(table: targetTable, key: primaryKey.keyBytes) == nil {
+                unresolvedLinks.append((targetTable, primaryKey.keyBytes, path, targetName, primaryKey))
             }
             return .link(primaryKey.keyBytes)
         }
