@@ -249,3 +249,40 @@ extension ToolTests {
         XCTAssertEqual(try strataOK("import", directory, "--type", "Pet", forward), "Pet: 0 inserted, 0 updated, 1 unchanged\n")
     }
 }
+
+extension ToolTests {
+    /// A `realmCodableRawJsonSubstrings` property is written as the JSON it holds, as
+    /// RealmCoder encodes it, and read back from that JSON by import.
+    func testRawJSONPropertiesExportAsTheJSONTheyHold() throws {
+        try makeEveryKindStore(at: directory)
+        let expected = try JSONValue(string: #"{"before": "7460e15", "size": 1, "commits": [{"distinct": true}]}"#)
+        let id = try ObjectId(string: "65f0c0ffee0000000000abcd")
+        let payload: String
+        do {
+            let realm = try everyKindRealm(at: directory)   // closed at the end of the block: the tool needs the store
+            let event = try XCTUnwrap(realm.object(ofType: ToolEvent.self, forPrimaryKey: id))
+            XCTAssertEqual(try RealmCoder(realm: realm).encodeValue(event)["payload"], expected, "what RealmCoder writes")
+            payload = event.payload
+        }
+
+        let exported = try JSONValue(string: try strataOK("export", directory, "--type", "Event"))
+        XCTAssertEqual(exported["Event"]?[0]?["payload"], expected, "export nests it as RealmCoder does")
+        XCTAssertEqual(exported["Event"]?[1]?["payload"], .string(""), "a raw JSON property holding no JSON stays a string")
+        let line = try XCTUnwrap(try strataOK("export", directory, "--format", "ndjson").split(separator: "\n").first { $0.contains("abcd") })
+        XCTAssertTrue(line.contains(#""payload":{"before":"7460e15","commits":[{"distinct":true}],"size":1}"#), String(line))
+        let dump = try strataOK("dump", directory, "--type", "Event", "--ndjson")
+        XCTAssertTrue(dump.contains(#""payload":{"before""#), dump)
+
+        // Imported back into its own store it changes nothing; into a copy, the app reads the same text.
+        let file = try write(try strataOK("export", directory), to: "raw.json")
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        XCTAssertEqual(try strataOK("import", directory, "--type", "Event", file), "Event: 0 inserted, 0 updated, 2 unchanged\n")
+        let copy = directory + "-raw"
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        _ = try everyKindRealm(at: copy)
+        try strataOK("import", copy, file)
+        let copied = try XCTUnwrap(try everyKindRealm(at: copy).object(ofType: ToolEvent.self, forPrimaryKey: id))
+        XCTAssertEqual(copied.payload, payload)
+        XCTAssertEqual(try JSONValue(string: copied.payload), expected)
+    }
+}

@@ -217,6 +217,12 @@ public struct StoreImporter {
             switch property.kind {
             case .embedded: return try embeddedField(value, property: property, path: path)
             case .object: return try linkField(value, property: property, path: path)
+            case .string where property.isRawJSON:
+                // As RealmCoder stores it (its JSON text), except a string that is no JSON
+                // text itself: export's form of a raw property holding no JSON (such as its
+                // empty default), stored back as that text so the round trip is exact.
+                if case .string(let text) = value, (try? JSONValue(string: text)) == nil { return .string(text) }
+                return .string(try MappingEngine.rawJSONText(value))
             case .column:
                 guard property.objectClassName != nil else { throw Self.mismatch(value, path, "a custom column value") }
                 // As the JSON front ends read it: a ColumnJSONCodable's nested JSON as its

@@ -35,7 +35,7 @@ public struct StoreInspector {
     /// `JSONSerialization`): numbers, strings, booleans, `NSNull`, arrays and dictionaries.
     /// Data is base64, dates ISO 8601 with the fractional digits that give the Date back
     /// exactly (``ExactISO8601``), decimals strings, links the target's primary key,
-    /// and JSON-encoded custom columns nested JSON.
+    /// and JSON-encoded custom columns and raw JSON properties nested JSON.
     ///
     /// - Throws: ``RealmError/unknownType(_:)``; ``RealmError/storage(_:)`` for damaged records.
     public func objects(ofType className: String) throws -> [[String: Any]] {
@@ -114,7 +114,9 @@ public struct StoreInspector {
         case .int(let v): return v
         case .double(let v): return v.isFinite ? v : String(v) as Any
         case .float(let v): return v.isFinite ? Double(v) : String(v) as Any
-        case .string(let v): return v
+        case .string(let v):
+            if property?.isRawJSON == true, let nested = MappingEngine.rawJSONValue(field) { return nested.anyValue }
+            return v
         case .data(let v):
             if property?.kind == .column, let nested = try? JSONSerialization.jsonObject(with: v, options: [.fragmentsAllowed]) { return nested }
             return v.base64EncodedString()
