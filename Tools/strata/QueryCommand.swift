@@ -205,23 +205,74 @@ struct ImportCommand: ParsableCommand {
             links as the linked object's primary key. Objects are upserted by primary key (keys an \
             object leaves out keep their stored values; a new object's missing properties take their \
             type's zero). All or nothing: an error names the JSON path and writes nothing.
+            Example: strata import ./copy --create --like ./store export.json
             """)
 
     @OptionGroup var target: StoreArgument
     @Option(help: "The object type (its class name): the type of objects without \"_type\"; only its objects are imported.")
     var type: String?
+    @Flag(help: "Make a new store at <store> (absent, or an empty directory) with the schema of the --like store.")
+    var create = false
+    @Option(help: ArgumentHelp("With --create: the store whose schema the new store takes (only read; opened with --key-file).", valueName: "store"))
+    var like: String?
     @Argument(help: "The JSON or NDJSON file.")
     var file: String
+
+    func validate() throws {
+        if create && like == nil { throw ValidationError("--create needs --like <store>: the store whose schema the new store takes") }
+        if like != nil && !create { throw ValidationError("--like goes with --create: it names the store whose schema a new store takes") }
+    }
 
     func run() throws {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw CommandFailure(message: "cannot read \(file)")
         }
-        let store = try target.open(readOnly: false)
+        if let like { return try importIntoNewStore(data, like: like) }
+        let store = try target.open(readOnly: false, hint: "; to make one with another store's schema, add --create --like <store>")
         defer { try? store.close() }
         guard let importer = try StoreImporter(store: store) else {
             throw CommandFailure(message: "this store holds no objects (it was written with StrataStorage alone)")
         }
+        try importAndReport(data, into: importer)
+    }
+
+    /// `--create --like`: the schema of `like`, a new store with it, the import; a store
+    /// that fails to import is removed (the directory left as it was found).
+    private func importIntoNewStore(_ data: Data, like: String) throws {
+        let path = target.store
+        var isDirectory: ObjCBool = false
+        let existed = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        if existed {
+            guard isDirectory.boolValue, (try? FileManager.default.contentsOfDirectory(atPath: path))?.isEmpty == true else {
+                throw CommandFailure(message: "\(path) already exists and is not an empty directory; --create makes a new store (leave it out to import into an existing one)")
+            }
+        }
+        let schema: Schema
+        do {
+            let source = try StoreArgument.open(like, key: target.key, readOnly: true)
+            defer { try? source.close() }
+            guard let inspector = try StoreInspector(store: source) else {
+                throw CommandFailure(message: "\(like) holds no objects, so no schema to take (it was written with StrataStorage alone)")
+            }
+            schema = inspector.schema
+        }
+        do {
+            let store = try StoreArgument.open(path, key: target.key, readOnly: false, creating: true)
+            defer { try? store.close() }
+            try importAndReport(data, into: try StoreImporter(newStore: store, schema: schema))
+        } catch {
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+            if existed {
+                for name in files { try? FileManager.default.removeItem(atPath: path + "/" + name) }
+            } else {
+                try? FileManager.default.removeItem(atPath: path)
+            }
+            throw error
+        }
+    }
+
+    /// Imports `data`, printing one line per type (or --type's only).
+    private func importAndReport(_ data: Data, into importer: StoreImporter) throws {
         let names = importer.schema.objectSchemas.map(\.className)
         if let type, !names.contains(type) {
             throw ValidationError("the store has no type '\(type)'; its types are \(names.sorted().joined(separator: ", "))")

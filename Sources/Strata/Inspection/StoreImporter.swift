@@ -47,6 +47,31 @@ public struct StoreImporter {
         self.store = store
     }
 
+    /// An importer for a new store (opened for writing) that takes `schema` — another
+    /// store's, for a copy the app can open as its own (same types, properties and table
+    /// numbers). The schema is written at once.
+    ///
+    /// - Throws: ``RealmError/invalidValue(_:)`` when `store` already holds a schema;
+    ///   ``RealmError/invalidSchema(_:)`` when `schema` breaks a rule of ``Schema/validate()``;
+    ///   ``RealmError/storage(_:)``.
+    public init(newStore store: Store, schema: Schema) throws {
+        if try SharedStore.loadSchema(store) != nil {
+            throw RealmError.invalidValue("the store at \(store.directory.path) already holds objects' schema; import into it without a new schema")
+        }
+        do {
+            try schema.validate()
+        } catch let error as SchemaError {
+            throw RealmError.invalidSchema(error.reason)
+        }
+        do {
+            try store.write { try SharedStore.writeSchema(schema, in: $0) }
+        } catch {
+            throw RealmError.wrap(error)
+        }
+        self.schema = schema
+        self.store = store
+    }
+
     /// Imports the objects of `className` in `data` in one transaction: an array of them (or
     /// one), or any form ``importObjects(from:type:)`` reads, whose objects of other types
     /// are left out.
