@@ -215,6 +215,10 @@ struct ImportCommand: ParsableCommand {
     var create = false
     @Option(help: ArgumentHelp("With --create: the store whose schema the new store takes (only read; opened with --key-file).", valueName: "store"))
     var like: String?
+    @Option(help: "The JSON keys of properties, as RealmCoder's keyStrategy: names (the property names) or snake_case (created_at for createdAt).")
+    var keys: KeyStyle = .names
+    @Flag(help: "Refuse keys that name no property (by default they are ignored, as RealmCoder ignores them, and listed on stderr).")
+    var strict = false
     @Argument(help: "The JSON or NDJSON file.")
     var file: String
 
@@ -271,16 +275,34 @@ struct ImportCommand: ParsableCommand {
         }
     }
 
-    /// Imports `data`, printing one line per type (or --type's only).
+    /// `--keys`: RealmCoder's key strategies by name.
+    enum KeyStyle: String, ExpressibleByArgument, CaseIterable {
+        case names
+        case snakeCase = "snake_case"
+
+        var strategy: JSONKeyStrategy { self == .names ? .useDefaultKeys : .convertFromSnakeCase }
+    }
+
+    /// Imports `data`, printing one line per type (or --type's only), and on stderr the keys
+    /// that were ignored.
     private func importAndReport(_ data: Data, into importer: StoreImporter) throws {
         let names = importer.schema.objectSchemas.map(\.className)
         if let type, !names.contains(type) {
             throw ValidationError("the store has no type '\(type)'; its types are \(names.sorted().joined(separator: ", "))")
         }
+        let options = StoreImporter.Options(keyStrategy: keys.strategy, refusesUnknownKeys: strict)
         do {
-            let reports = try type.map { [$0: try importer.importObjects(ofType: $0, from: data)] } ?? importer.importObjects(from: data)
+            let reports = try type.map { [$0: try importer.importObjects(ofType: $0, from: data, options: options)] }
+                ?? importer.importObjects(from: data, options: options)
             for (name, report) in reports.sorted(by: { $0.key < $1.key }) {
                 print("\(name): \(report.inserted) inserted, \(report.updated) updated, \(report.unchanged) unchanged")
+            }
+            let ignored = reports.values.reduce(into: [String: Set<String>]()) { all, report in
+                all.merge(report.ignoredKeys) { $0.union($1) }
+            }
+            if !ignored.isEmpty {
+                let list = ignored.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.sorted().joined(separator: ", "))" }
+                FileHandle.standardError.write(Data("strata: keys that name no property were ignored (--strict refuses them): \(list.joined(separator: "; "))\n".utf8))
             }
         } catch let error as JSONMappingError {
             throw CommandFailure(message: "\(file): \(error) — nothing was imported")

@@ -28,6 +28,9 @@ public struct StoreImporter {
         public var updated: Int = 0
         /// Existing objects the JSON left as they were.
         public var unchanged: Int = 0
+        /// Keys of the JSON objects that name no property (ignored, as RealmCoder ignores
+        /// them), by the class whose objects held them: this type, or an embedded type.
+        public var ignoredKeys: [String: Set<String>] = [:]
 
         fileprivate mutating func count(_ outcome: Writer.Outcome) {
             switch outcome {
@@ -35,6 +38,22 @@ public struct StoreImporter {
             case .updated: updated += 1
             case .unchanged: unchanged += 1
             }
+        }
+    }
+
+    /// How an import reads the keys of JSON objects.
+    public struct Options: Sendable {
+        /// The JSON key of each property that is not the property's name, as RealmCoder's
+        /// `keyStrategy`: `.convertFromSnakeCase` reads `created_at` into `createdAt`.
+        public var keyStrategy: JSONKeyStrategy
+        /// Whether a key that names no property is an error naming its path (true) or is
+        /// ignored and listed in ``Report/ignoredKeys`` (false), as RealmCoder ignores it.
+        public var refusesUnknownKeys: Bool
+
+        /// Options; by default keys are property names and other keys are ignored.
+        public init(keyStrategy: JSONKeyStrategy = .useDefaultKeys, refusesUnknownKeys: Bool = false) {
+            self.keyStrategy = keyStrategy
+            self.refusesUnknownKeys = refusesUnknownKeys
         }
     }
 
@@ -73,15 +92,15 @@ public struct StoreImporter {
     }
 
     /// Imports the objects of `className` in `data` in one transaction: an array of them (or
-    /// one), or any form ``importObjects(from:type:)`` reads, whose objects of other types
-    /// are left out.
+    /// one), or any form ``importObjects(from:type:options:)`` reads, whose objects of other
+    /// types are left out.
     ///
-    /// - Throws: as ``importObjects(from:type:)``; ``RealmError/unknownType(_:)`` when the
-    ///   store has no `className`.
-    public func importObjects(ofType className: String, from data: Data) throws -> Report {
+    /// - Throws: as ``importObjects(from:type:options:)``; ``RealmError/unknownType(_:)`` when
+    ///   the store has no `className`.
+    public func importObjects(ofType className: String, from data: Data, options: Options = Options()) throws -> Report {
         guard let type = schema[className] else { throw RealmError.unknownType(className) }
         if type.isEmbedded { throw Realm.embeddedAlone(className) }
-        return try importObjects(from: data, type: className, onlyThatType: true)[className] ?? Report()
+        return try importObjects(from: data, type: className, onlyThatType: true, options: options)[className] ?? Report()
     }
 
     /// Imports every object in `data`, in any form `strata export` writes, in one transaction:
@@ -92,18 +111,21 @@ public struct StoreImporter {
     ///
     /// Each object's type is its `"_type"`, the envelope member holding it, or `type`. Links
     /// may name objects imported later in the same data (they are checked once everything is
-    /// written), so the types can come in any order.
+    /// written), so the types can come in any order. Keys are read as `options` say: property
+    /// names or RealmCoder's key strategy; keys naming no property are ignored (as RealmCoder
+    /// ignores them) and reported, or refused.
     ///
     /// - Returns: what happened to each type's objects, by class name.
     /// - Throws: ``JSONMappingError`` naming the JSON path (for NDJSON, the line) of the first
     ///   problem: bad JSON, an object without a type, a value of the wrong type, a link to an
-    ///   object that does not exist, a missing primary key; ``RealmError/storage(_:)``.
+    ///   object that does not exist, a missing primary key, a key naming no property when
+    ///   `options` refuse them; ``RealmError/storage(_:)``.
     ///   Nothing is written when anything throws.
-    public func importObjects(from data: Data, type: String? = nil) throws -> [String: Report] {
-        try importObjects(from: data, type: type, onlyThatType: false)
+    public func importObjects(from data: Data, type: String? = nil, options: Options = Options()) throws -> [String: Report] {
+        try importObjects(from: data, type: type, onlyThatType: false, options: options)
     }
 
-    private func importObjects(from data: Data, type: String?, onlyThatType: Bool) throws -> [String: Report] {
+    private func importObjects(from data: Data, type: String?, onlyThatType: Bool, options: Options) throws -> [String: Report] {
         let entries = try entries(in: data, defaultType: type, onlyDefault: onlyThatType)
         var reports: [String: Report] = [:]
         do {
@@ -111,14 +133,18 @@ public struct StoreImporter {
                 var writers: [String: Writer] = [:]
                 for entry in entries {
                     let name = entry.type.className
-                    var writer = writers.removeValue(forKey: name) ?? Writer(schema: schema, type: entry.type, transaction: transaction)
+                    var writer = writers.removeValue(forKey: name)
+                        ?? Writer(schema: schema, type: entry.type, transaction: transaction, options: options)
                     let outcome = try writer.write(entry.object, path: entry.path)
                     writers[name] = writer
                     reports[name, default: Report()].count(outcome)
                 }
                 // Every object is written: a link must now lead to one.
                 for writer in writers.values { try writer.checkLinks() }
-                for writer in writers.values { try writer.finish() }
+                for (name, writer) in writers {
+                    try writer.finish()
+                    reports[name]?.ignoredKeys = writer.ignoredKeys
+                }
             }
         } catch let error as JSONMappingError {
             throw error
@@ -135,6 +161,7 @@ public struct StoreImporter {
         let schema: Schema
         let type: ObjectSchema
         let transaction: Transaction
+        let options: Options
         let table: UInt32
         /// The properties with an index table (secondary or inverse).
         let maintainedIndexes: [(property: Int, backlink: Bool)]
@@ -143,13 +170,16 @@ public struct StoreImporter {
         /// Links to objects that did not exist when they were read: the data may hold them
         /// further on, so they are checked once everything is written.
         var unresolvedLinks: [(table: UInt32, key: [UInt8], path: String, target: String, primaryKey: PrimaryKeyValue)] = []
+        /// Keys naming no property, by class (see ``Report/ignoredKeys``).
+        var ignoredKeys: [String: Set<String>] = [:]
 
         enum Outcome { case inserted, updated, unchanged }
 
-        init(schema: Schema, type: ObjectSchema, transaction: Transaction) {
+        init(schema: Schema, type: ObjectSchema, transaction: Transaction, options: Options) {
             self.schema = schema
             self.type = type
             self.transaction = transaction
+            self.options = options
             table = StoreLayout.objectTable(type.tableNumber)
             maintainedIndexes = schema.maintainedIndexes(of: type)
         }
@@ -158,13 +188,11 @@ public struct StoreImporter {
             guard case .object(let members) = json else {
                 throw JSONMappingError.unexpectedShape(path: path, expected: "an object of \(type.className)")
             }
-            for name in members.keys where type.index(of: name) == nil && name != "_id" && name != "_type" {
-                throw JSONMappingError.unexpectedShape(path: path + "." + name, expected: "a property of \(type.className) (it has \(type.properties.map(\.name).joined(separator: ", ")))")
-            }
+            let values = try values(of: members, type: type, path: path)
             let key: [UInt8]
             if let index = type.properties.firstIndex(where: \.isPrimaryKey) {
                 let property = type.properties[index]
-                guard let given = members[property.name], given != .null else {
+                guard let given = values[index], given != .null else {
                     throw JSONMappingError.unexpectedShape(path: path + "." + property.name, expected: "the primary key of \(type.className)")
                 }
                 guard let primaryKey = PrimaryKeyValue(field: try field(given, property: property, path: path + "." + property.name)) else {
@@ -199,7 +227,7 @@ public struct StoreImporter {
             }
             let old = fields
             for (index, property) in type.properties.enumerated() {
-                guard let value = members[property.name] else { continue }
+                guard let value = values[index] else { continue }
                 fields[index] = try field(value, property: property, path: path + "." + property.name)
             }
             if stored != nil && old == fields { return .unchanged }
@@ -209,6 +237,22 @@ public struct StoreImporter {
                     .record(key, old: stored == nil ? nil : old[index], new: fields[index], backlink: backlink)
             }
             return stored == nil ? .inserted : .updated
+        }
+
+        /// The value of each property of `type` (an object's, or an embedded object's) in
+        /// `members`, by position (nil: absent), each found at its key as RealmCoder finds it:
+        /// the key strategy's form of its name. Other keys (but `_id` and `_type`) are
+        /// ignored and noted, or refused.
+        private mutating func values(of members: [String: JSONValue], type: ObjectSchema, path: String) throws -> [JSONValue?] {
+            let keys = type.properties.map { options.keyStrategy.key(for: $0.name) }
+            let known = Set(keys)
+            for name in members.keys.sorted() where !known.contains(name) && name != "_id" && name != "_type" {
+                if options.refusesUnknownKeys {
+                    throw JSONMappingError.unexpectedShape(path: path + "." + name, expected: "a key naming a property of \(type.className) (\(keys.joined(separator: ", ")))")
+                }
+                ignoredKeys[type.className, default: []].insert(name)
+            }
+            return keys.map { members[$0] }
         }
 
         /// Throws for the first link that leads to no object, now that the import is written.
@@ -306,11 +350,9 @@ public struct StoreImporter {
                 throw Self.mismatch(value, path, "an embedded object of a type the stored schema has")
             }
             var fields = embedded.properties.map(FieldValue.zero)
-            for (name, item) in members {
-                guard let index = embedded.index(of: name) else {
-                    throw JSONMappingError.unexpectedShape(path: path + "." + name, expected: "a property of \(embedded.className) (it has \(embedded.properties.map(\.name).joined(separator: ", ")))")
-                }
-                fields[index] = try field(item, property: embedded.properties[index], path: path + "." + name)
+            for (index, item) in try values(of: members, type: embedded, path: path).enumerated() {
+                guard let item else { continue }
+                fields[index] = try field(item, property: embedded.properties[index], path: path + "." + embedded.properties[index].name)
             }
             return .embedded(fields)
         }
