@@ -98,6 +98,20 @@ public struct StoreInspector {
         }
     }
 
+    /// What an engine table of the store holds, by the stored schema (see StoreLayout):
+    /// `metadata` (the schema, hidden-id counters), a class name for its objects,
+    /// `Class.property index` for a secondary index, `Class.property inverse index` for the
+    /// index linking objects read. Nil for a table the schema does not explain (a type
+    /// removed from the schema, or a store's own tables).
+    public func tableName(_ table: UInt32) -> String? {
+        if table == StoreLayout.metadataTable { return "metadata" }
+        guard let (number, property) = StoreLayout.decode(table: table),
+              let type = schema.objectSchemas.first(where: { $0.tableNumber == number }) else { return nil }
+        guard let property else { return type.className }
+        guard let index = schema.maintainedIndexes(of: type).first(where: { $0.property == property }) else { return nil }
+        return "\(type.className).\(type.properties[property].name) \(index.backlink ? "inverse index" : "index")"
+    }
+
     /// The column names of `className`'s objects as ``objects(ofType:matching:arguments:)``
     /// gives them, in schema order (`_id` first for a type without a primary key; linking
     /// objects, which are computed, left out).
