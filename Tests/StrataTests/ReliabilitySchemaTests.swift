@@ -28,7 +28,8 @@ final class ReliabilitySchemaTests: RealmTestCase {
         }.joined(separator: ",") + #"],"version":0}"#
     }
 
-    /// Stored schemas whose sets, maps, embedded objects and linking objects break a rule.
+    /// Stored schemas whose sets, maps, embedded objects, linking objects and raw JSON
+    /// properties break a rule.
     func testHostileSchemasOfRealmsModelTypesAreRefused() throws {
         let key = property("id", primaryKey: true)
         let cases: [(String, String)] = [
@@ -52,6 +53,7 @@ final class ReliabilitySchemaTests: RealmTestCase {
              "A.b reads links from 'Z', which is not a top-level type"),
             (schema([("A", "0", [key, property("x", extra: #","originProperty":"y""#)])]), "A.x names an origin property but is not linking objects"),
             (schema([("A", "0", [property("id", "objectId", primaryKey: true), property("m", "int", indexed: true, extra: #","isMap":true"#)])]), "A.m cannot be indexed"),
+            (schema([("A", "0", [key, property("n", extra: #","isRawJSON":true"#)])]), "A.n holds raw JSON but is int, not a String"),
         ]
         for (json, reason) in cases {
             try? FileManager.default.removeItem(at: directory)

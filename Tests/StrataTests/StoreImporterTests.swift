@@ -114,3 +114,32 @@ extension StoreImporterTests {
         XCTAssertEqual(notified, 1, "only the initial notification: nothing changed")
     }
 }
+
+extension StoreImporterTests {
+    /// The stored schema remembers which properties hold raw JSON (so the tool, without the
+    /// class, writes them as JSON); a store written before it learns it at the next open,
+    /// with no migration.
+    func testTheStoredSchemaRemembersRawJSONProperties() throws {
+        func stored() throws -> PropertySchema? {
+            let store = try Store(directory: directory)
+            defer { try? store.close() }
+            return try XCTUnwrap(try StoreImporter(store: store)).schema["User"]?["configJson"]
+        }
+        _ = try openRealm(types: [CoderUser.self])
+        XCTAssertEqual(try stored()?.isRawJSON, true)
+        XCTAssertEqual(try stored()?.kind, .string)
+        // As a store written before the flag existed.
+        do {
+            let store = try Store(directory: directory)
+            var schema = try XCTUnwrap(try SharedStore.loadSchema(store))
+            let type = try XCTUnwrap(schema.objectSchemas.firstIndex { $0.className == "User" })
+            let property = try XCTUnwrap(schema.objectSchemas[type].index(of: "configJson"))
+            schema.objectSchemas[type].properties[property].isRawJSON = false
+            try store.write { try SharedStore.writeSchema(schema, in: $0) }
+            try store.close()
+        }
+        XCTAssertEqual(try stored()?.isRawJSON, false)
+        _ = try openRealm(types: [CoderUser.self])
+        XCTAssertEqual(try stored()?.isRawJSON, true)
+    }
+}

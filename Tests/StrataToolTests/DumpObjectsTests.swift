@@ -68,3 +68,32 @@ extension ToolTests {
         XCTAssertTrue(stats.stdout.contains("Pet: 1 objects"), stats.stdout)
     }
 }
+
+extension ToolTests {
+    /// `stats` names each table of a store with a schema: the metadata, a type's objects,
+    /// a secondary index, an inverse index (what linking objects read).
+    func testStatsNamesTablesByTypeAndIndex() throws {
+        try makeEveryKindStore(at: directory)
+        let text = try strataOK("stats", directory)
+        let tables = text.split(separator: "\n").filter { $0.hasPrefix("table ") }
+        for name in ["table 1 (metadata): ", "table 256 (Event): 2 keys", "table 258 (Event.type index): ",
+                     " (Event.venue inverse index): ", " (Venue): 2 keys", " (Note): 2 keys"] {
+            XCTAssertTrue(tables.contains { $0.contains(name) }, "\(name) in\n\(text)")
+        }
+        XCTAssertNil(text.range(of: #"table \d+: "#, options: .regularExpression), text)
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try strataOK("stats", directory, "--json").utf8)) as? [String: Any])
+        let names = try XCTUnwrap(json["tableNames"] as? [String: String])
+        XCTAssertEqual(names["256"], "Event")
+        XCTAssertEqual(names["258"], "Event.type index")
+        XCTAssertEqual(names["1"], "metadata")
+        XCTAssertEqual(Set(names.keys), Set(try XCTUnwrap(json["keysPerTable"] as? [String: Int]).keys), "every table named")
+
+        // A store without a schema keeps its numbers.
+        let raw = directory + "-raw"
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        let store = try Store(path: raw)
+        try store.write { try $0.put(table: 7, key: [1], value: [2]) }
+        try store.close()
+        XCTAssertTrue(try strataOK("stats", raw).contains("\ntable 7: 1 keys\n"))
+    }
+}

@@ -79,10 +79,10 @@ extension ToolTests {
         XCTAssertEqual(try ["Depot", "Line"].map { try strata("query", copy, $0, "--json").stdout }, exported)
         XCTAssertEqual(try strata("query", copy, "Depot", "lines.@count == 2", "--json").stdout, depots.stdout, "the inverse index is built by the import")
 
-        // Bad input names its JSON path and writes nothing.
+        // Bad input names its JSON path and writes nothing (a key no property has, with --strict).
         let bad = try write(#"[{"_id": "65f0c0ffee0000000000abcf", "name": "Green", "first": {"name": "X", "nope": 1}}]"#, to: "models-bad.json")
         defer { try? FileManager.default.removeItem(atPath: bad) }
-        let refused = try strata("import", copy, "--type", "Line", bad)
+        let refused = try strata("import", copy, "--strict", "--type", "Line", bad)
         XCTAssertEqual(refused.status, 1)
         XCTAssertTrue(refused.stderr.contains("$[0].first.nope"), refused.stderr)
         XCTAssertEqual(try strata("query", copy, "Line", "name == 'Green'", "--json").stdout.trimmingCharacters(in: .whitespacesAndNewlines), "[\n\n]")

@@ -197,37 +197,113 @@ enum ObjectWriter {
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Upsert JSON objects of one type into the store, by its stored schema.",
+        abstract: "Upsert JSON objects into the store, by its stored schema.",
         discussion: """
-            The file holds an array of objects (or one object) in the form `strata export` writes: \
-            dates ISO 8601, data base64, decimals as text, links as the linked object's primary key. \
-            Objects are upserted by primary key (keys an object leaves out keep their stored values; \
-            a new object's missing properties take their type's zero). All or nothing: an error names \
-            the JSON path and writes nothing.
+            The file is in any form `strata export` writes: its JSON ({"Type": [objects], …}), \
+            NDJSON (one object a line, with "_type"), or an array of objects (or one object) of the \
+            --type given. Values as export writes them: dates ISO 8601, data base64, decimals as text, \
+            links as the linked object's primary key. Objects are upserted by primary key (keys an \
+            object leaves out keep their stored values; a new object's missing properties take their \
+            type's zero). All or nothing: an error names the JSON path and writes nothing.
+            Example: strata import ./copy --create --like ./store export.json
             """)
 
     @OptionGroup var target: StoreArgument
-    @Option(help: "The object type (its class name).")
-    var type: String
-    @Argument(help: "The JSON file.")
+    @Option(help: "The object type (its class name): the type of objects without \"_type\"; only its objects are imported.")
+    var type: String?
+    @Flag(help: "Make a new store at <store> (absent, or an empty directory) with the schema of the --like store.")
+    var create = false
+    @Option(help: ArgumentHelp("With --create: the store whose schema the new store takes (only read; opened with --key-file).", valueName: "store"))
+    var like: String?
+    @Option(help: "The JSON keys of properties, as RealmCoder's keyStrategy: names (the property names) or snake_case (created_at for createdAt).")
+    var keys: KeyStyle = .names
+    @Flag(help: "Refuse keys that name no property (by default they are ignored, as RealmCoder ignores them, and listed on stderr).")
+    var strict = false
+    @Argument(help: "The JSON or NDJSON file.")
     var file: String
+
+    func validate() throws {
+        if create && like == nil { throw ValidationError("--create needs --like <store>: the store whose schema the new store takes") }
+        if like != nil && !create { throw ValidationError("--like goes with --create: it names the store whose schema a new store takes") }
+    }
 
     func run() throws {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw CommandFailure(message: "cannot read \(file)")
         }
-        let store = try target.open(readOnly: false)
+        if let like { return try importIntoNewStore(data, like: like) }
+        let store = try target.open(readOnly: false, hint: "; to make one with another store's schema, add --create --like <store>")
         defer { try? store.close() }
         guard let importer = try StoreImporter(store: store) else {
             throw CommandFailure(message: "this store holds no objects (it was written with StrataStorage alone)")
         }
-        let names = importer.schema.objectSchemas.map(\.className)
-        guard names.contains(type) else {
-            throw ValidationError("the store has no type '\(type)'; its types are \(names.sorted().joined(separator: ", "))")
+        try importAndReport(data, into: importer)
+    }
+
+    /// `--create --like`: the schema of `like`, a new store with it, the import; a store
+    /// that fails to import is removed (the directory left as it was found).
+    private func importIntoNewStore(_ data: Data, like: String) throws {
+        let path = target.store
+        var isDirectory: ObjCBool = false
+        let existed = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        if existed {
+            guard isDirectory.boolValue, (try? FileManager.default.contentsOfDirectory(atPath: path))?.isEmpty == true else {
+                throw CommandFailure(message: "\(path) already exists and is not an empty directory; --create makes a new store (leave it out to import into an existing one)")
+            }
+        }
+        let schema: Schema
+        do {
+            let source = try StoreArgument.open(like, key: target.key, readOnly: true)
+            defer { try? source.close() }
+            guard let inspector = try StoreInspector(store: source) else {
+                throw CommandFailure(message: "\(like) holds no objects, so no schema to take (it was written with StrataStorage alone)")
+            }
+            schema = inspector.schema
         }
         do {
-            let report = try importer.importObjects(ofType: type, from: data)
-            print("\(type): \(report.inserted) inserted, \(report.updated) updated, \(report.unchanged) unchanged")
+            let store = try StoreArgument.open(path, key: target.key, readOnly: false, creating: true)
+            defer { try? store.close() }
+            try importAndReport(data, into: try StoreImporter(newStore: store, schema: schema))
+        } catch {
+            let files = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+            if existed {
+                for name in files { try? FileManager.default.removeItem(atPath: path + "/" + name) }
+            } else {
+                try? FileManager.default.removeItem(atPath: path)
+            }
+            throw error
+        }
+    }
+
+    /// `--keys`: RealmCoder's key strategies by name.
+    enum KeyStyle: String, ExpressibleByArgument, CaseIterable {
+        case names
+        case snakeCase = "snake_case"
+
+        var strategy: JSONKeyStrategy { self == .names ? .useDefaultKeys : .convertFromSnakeCase }
+    }
+
+    /// Imports `data`, printing one line per type (or --type's only), and on stderr the keys
+    /// that were ignored.
+    private func importAndReport(_ data: Data, into importer: StoreImporter) throws {
+        let names = importer.schema.objectSchemas.map(\.className)
+        if let type, !names.contains(type) {
+            throw ValidationError("the store has no type '\(type)'; its types are \(names.sorted().joined(separator: ", "))")
+        }
+        let options = StoreImporter.Options(keyStrategy: keys.strategy, refusesUnknownKeys: strict)
+        do {
+            let reports = try type.map { [$0: try importer.importObjects(ofType: $0, from: data, options: options)] }
+                ?? importer.importObjects(from: data, options: options)
+            for (name, report) in reports.sorted(by: { $0.key < $1.key }) {
+                print("\(name): \(report.inserted) inserted, \(report.updated) updated, \(report.unchanged) unchanged")
+            }
+            let ignored = reports.values.reduce(into: [String: Set<String>]()) { all, report in
+                all.merge(report.ignoredKeys) { $0.union($1) }
+            }
+            if !ignored.isEmpty {
+                let list = ignored.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.sorted().joined(separator: ", "))" }
+                FileHandle.standardError.write(Data("strata: keys that name no property were ignored (--strict refuses them): \(list.joined(separator: "; "))\n".utf8))
+            }
         } catch let error as JSONMappingError {
             throw CommandFailure(message: "\(file): \(error) — nothing was imported")
         }

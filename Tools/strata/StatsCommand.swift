@@ -20,6 +20,8 @@ struct StatsCommand: ParsableCommand {
         var segments: Int, liveBytes: Int, deadBytes: Int, diskBytes: Int, keys: Int, indexBytes: Int
         var compressionRatio: Double, lastSequence: UInt64
         var keysPerTable: [String: Int]
+        /// What each table holds, by number, when the store holds an object-layer schema.
+        var tableNames: [String: String]?
         /// Objects per type, when the store holds an object-layer schema.
         var objectsPerType: [String: Int]?
         var segmentDetails: [Segment]
@@ -34,12 +36,14 @@ struct StatsCommand: ParsableCommand {
         let objects = inspector.map { inspector in
             Dictionary(uniqueKeysWithValues: inspector.schema.objectSchemas.map { ($0.className, inspector.count(ofType: $0.className)) })
         }
+        let names = inspector.map { inspector in tables.keys.reduce(into: [UInt32: String]()) { $0[$1] = inspector.tableName($1) } }
         if json {
             let output = Output(
                 segments: stats.segments, liveBytes: stats.liveBytes, deadBytes: stats.deadBytes, diskBytes: stats.diskBytes,
                 keys: stats.keys, indexBytes: stats.indexBytes, compressionRatio: stats.compressionRatio,
                 lastSequence: stats.lastSequence,
                 keysPerTable: Dictionary(uniqueKeysWithValues: tables.map { (String($0.key), $0.value) }),
+                tableNames: names.map { Dictionary(uniqueKeysWithValues: $0.map { (String($0.key), $0.value) }) },
                 objectsPerType: objects,
                 segmentDetails: stats.segmentDetails.map {
                     .init(id: $0.id, diskBytes: $0.diskBytes, liveBytes: $0.liveBytes, deadBytes: $0.deadBytes,
@@ -66,7 +70,7 @@ struct StatsCommand: ParsableCommand {
             }
         }
         for table in tables.keys.sorted() {
-            print("table \(table): \(tables[table]!) keys")
+            print("table \(table)" + (names?[table].map { " (\($0))" } ?? "") + ": \(tables[table]!) keys")
         }
         for segment in stats.segmentDetails {
             let state = segment.sealed ? (segment.compacted ? "compacted" : "sealed") : "active"

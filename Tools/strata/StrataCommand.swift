@@ -60,15 +60,22 @@ struct StoreArgument: ParsableArguments {
     var store: String
     @OptionGroup var key: KeyFileOption
 
-    func open(readOnly: Bool) throws -> Store {
+    /// The store; `hint` follows the error when there is none.
+    func open(readOnly: Bool, hint: String = "") throws -> Store {
+        try Self.open(store, key: key, readOnly: readOnly, hint: hint)
+    }
+
+    /// The store at `path` (which must be a directory, unless `creating` one), with the key
+    /// of `key`, never compacting behind the command's back.
+    static func open(_ path: String, key: KeyFileOption, readOnly: Bool, creating: Bool = false, hint: String = "") throws -> Store {
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: store, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw CommandFailure(message: "no store at \(store) (not a directory)")
+        guard creating || FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue else {
+            throw CommandFailure(message: "no store at \(path) (not a directory)" + hint)
         }
         var options = try key.options()
         options.readOnly = readOnly
         options.autoCompaction = .disabled
-        return try Store(path: store, options: options)
+        return try Store(path: path, options: options)
     }
 }
 

@@ -188,9 +188,7 @@ struct MappingEngine {
                     if property.isOptional { draft.fields[rule.index] = .null }
                     else if options.nullPolicy == .error { throw JSONMappingError.nullValue(path: location(), property: property.name) }
                 } else {
-                    // The subtree's JSON text, quotes included for a string, so it goes back out
-                    // as the same JSON type (`"42"` stays a string).
-                    draft.fields[rule.index] = .string(String(decoding: try value.data(), as: UTF8.self))
+                    draft.fields[rule.index] = .string(try Self.rawJSONText(value))
                 }
             case .relationship(let child, _, let weak):
                 try collectLinks(value, rule: rule, child: child, weak: weak, into: draft, perRoot: perRoot, path: location())
@@ -473,7 +471,7 @@ struct MappingEngine {
 
     /// A column property's value: a ColumnJSONCodable property reads the nested JSON (an
     /// object or array, as data); other column types a scalar.
-    private static func columnField(_ value: JSONValue) throws -> FieldValue {
+    static func columnField(_ value: JSONValue) throws -> FieldValue {
         switch value {
         case .object, .array: return .data(try value.data())
         case .int(let i): return .int(i)
@@ -533,6 +531,20 @@ struct MappingEngine {
             if case .double(let d) = value { return .date(Date(timeIntervalSince1970: d)) }
         }
         return nil
+    }
+
+    /// What a raw JSON property (`realmCodableRawJsonSubstrings`) stores for a JSON value:
+    /// its JSON text, quotes included for a string, so it goes back out as the same JSON
+    /// type (`"42"` stays a string).
+    static func rawJSONText(_ value: JSONValue) throws -> String {
+        String(decoding: try value.data(), as: UTF8.self)
+    }
+
+    /// The JSON a raw JSON property's stored text holds; nil when it holds none (the app
+    /// set text that is not JSON), which is then written as a string.
+    static func rawJSONValue(_ field: FieldValue) -> JSONValue? {
+        guard case .string(let text) = field else { return nil }
+        return try? JSONValue(string: text)
     }
 
     static func expectedName(_ property: PropertySchema) -> String {
@@ -829,7 +841,7 @@ struct MappingEngine {
                     value = try jsonValue(field, property: property)
                 }
             case .rawJSON:
-                if case .string(let text) = field, let parsed = try? JSONValue(string: text) { value = parsed } else { value = try jsonValue(field, property: property) }
+                value = try Self.rawJSONValue(field) ?? jsonValue(field, property: property)
             case .relationship(let child, _, _):
                 let linked = object[property.name]
                 if let target = linked as? Object {

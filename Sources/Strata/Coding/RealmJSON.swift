@@ -261,7 +261,7 @@ extension Object {
                     throw JSONMappingError.typeMismatch(path: location, expected: MappingEngine.expectedName(property), found: value.shortDescription)
                 }
             case .rawJSON:
-                try setDynamicValue(String(decoding: try value.data(), as: UTF8.self), index: rule.index)
+                try setDynamicValue(try MappingEngine.rawJSONText(value), index: rule.index)
             case .relationship(let child, _, _):
                 func make(_ element: JSONValue, _ at: String) throws -> Object {
                     let object = child.type.init()

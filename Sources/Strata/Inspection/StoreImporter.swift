@@ -1,9 +1,10 @@
 // StoreImporter: writes JSON objects into a store through the schema stored in it, without
-// the app's model classes — what `strata import` uses. It reads the format `strata export`
-// writes (dates ISO 8601, data base64, decimals as text, links as the target's primary
-// key, JSON columns as nested JSON), upserts by primary key (keys a JSON object leaves out
-// keep their stored values) and writes everything in one transaction, secondary indexes
-// included: an error anywhere writes nothing and names the JSON path.
+// the app's model classes — what `strata import` uses. It reads every form `strata export`
+// writes (StoreImporter+Document.swift) and its values (dates ISO 8601, data base64,
+// decimals as text, links as the target's primary key, JSON columns as nested JSON),
+// upserts by primary key (keys a JSON object leaves out keep their stored values) and
+// writes everything in one transaction, secondary indexes included: an error anywhere
+// writes nothing and names the JSON path.
 
 import Foundation
 
@@ -12,20 +13,48 @@ import Foundation
 /// ```swift
 /// let store = try Store(directory: url)
 /// let report = try StoreImporter(store: store)?.importObjects(ofType: "User", from: data)
+/// let reports = try StoreImporter(store: store)?.importObjects(from: exported)   // every type
 /// ```
 public struct StoreImporter {
     /// The stored schema.
     public let schema: Schema
     private let store: Store
 
-    /// What an import did.
+    /// What an import did to the objects of one type.
     public struct Report: Sendable, Equatable {
         /// Objects that did not exist before.
-        public var inserted: Int
+        public var inserted: Int = 0
         /// Existing objects whose stored values changed.
-        public var updated: Int
+        public var updated: Int = 0
         /// Existing objects the JSON left as they were.
-        public var unchanged: Int
+        public var unchanged: Int = 0
+        /// Keys of the JSON objects that name no property (ignored, as RealmCoder ignores
+        /// them), by the class whose objects held them: this type, or an embedded type.
+        public var ignoredKeys: [String: Set<String>] = [:]
+
+        fileprivate mutating func count(_ outcome: Writer.Outcome) {
+            switch outcome {
+            case .inserted: inserted += 1
+            case .updated: updated += 1
+            case .unchanged: unchanged += 1
+            }
+        }
+    }
+
+    /// How an import reads the keys of JSON objects.
+    public struct Options: Sendable {
+        /// The JSON key of each property that is not the property's name, as RealmCoder's
+        /// `keyStrategy`: `.convertFromSnakeCase` reads `created_at` into `createdAt`.
+        public var keyStrategy: JSONKeyStrategy
+        /// Whether a key that names no property is an error naming its path (true) or is
+        /// ignored and listed in ``Report/ignoredKeys`` (false), as RealmCoder ignores it.
+        public var refusesUnknownKeys: Bool
+
+        /// Options; by default keys are property names and other keys are ignored.
+        public init(keyStrategy: JSONKeyStrategy = .useDefaultKeys, refusesUnknownKeys: Bool = false) {
+            self.keyStrategy = keyStrategy
+            self.refusesUnknownKeys = refusesUnknownKeys
+        }
     }
 
     /// An importer for `store` (opened for writing), or nil when it holds no object schema.
@@ -37,39 +66,85 @@ public struct StoreImporter {
         self.store = store
     }
 
-    /// Imports a JSON array of objects (or one object) of `className` in one transaction.
+    /// An importer for a new store (opened for writing) that takes `schema` — another
+    /// store's, for a copy the app can open as its own (same types, properties and table
+    /// numbers). The schema is written at once.
     ///
-    /// - Throws: ``JSONMappingError`` naming the JSON path of the first problem (bad JSON,
-    ///   a value of the wrong type, a link to an object that does not exist, a missing
-    ///   primary key); ``RealmError/unknownType(_:)``; ``RealmError/storage(_:)``. Nothing is
-    ///   written when anything throws.
-    public func importObjects(ofType className: String, from data: Data) throws -> Report {
+    /// - Throws: ``RealmError/invalidValue(_:)`` when `store` already holds a schema;
+    ///   ``RealmError/invalidSchema(_:)`` when `schema` breaks a rule of ``Schema/validate()``;
+    ///   ``RealmError/storage(_:)``.
+    public init(newStore store: Store, schema: Schema) throws {
+        if try SharedStore.loadSchema(store) != nil {
+            throw RealmError.invalidValue("the store at \(store.directory.path) already holds objects' schema; import into it without a new schema")
+        }
+        do {
+            try schema.validate()
+        } catch let error as SchemaError {
+            throw RealmError.invalidSchema(error.reason)
+        }
+        do {
+            try store.write { try SharedStore.writeSchema(schema, in: $0) }
+        } catch {
+            throw RealmError.wrap(error)
+        }
+        self.schema = schema
+        self.store = store
+    }
+
+    /// Imports the objects of `className` in `data` in one transaction: an array of them (or
+    /// one), or any form ``importObjects(from:type:options:)`` reads, whose objects of other
+    /// types are left out.
+    ///
+    /// - Throws: as ``importObjects(from:type:options:)``; ``RealmError/unknownType(_:)`` when
+    ///   the store has no `className`.
+    public func importObjects(ofType className: String, from data: Data, options: Options = Options()) throws -> Report {
         guard let type = schema[className] else { throw RealmError.unknownType(className) }
         if type.isEmbedded { throw Realm.embeddedAlone(className) }
-        let json: JSONValue
-        do {
-            json = try JSONValue(data: data)
-        } catch let error as JSONError {
-            throw JSONMappingError.invalidJSON(error)
-        }
-        let objects: [(JSONValue, String)]
-        switch json {
-        case .array(let elements): objects = elements.enumerated().map { ($1, "$[\($0)]") }
-        case .object: objects = [(json, "$")]
-        default: throw JSONMappingError.unexpectedShape(path: "$", expected: "an array of \(className) objects, or one")
-        }
-        var report = Report(inserted: 0, updated: 0, unchanged: 0)
+        return try importObjects(from: data, type: className, onlyThatType: true, options: options)[className] ?? Report()
+    }
+
+    /// Imports every object in `data`, in any form `strata export` writes, in one transaction:
+    ///
+    /// - an array of objects, or one object (`strata query --json`);
+    /// - export's JSON, `{"Owner": [objects], "Pet": [objects]}`;
+    /// - NDJSON, one object a line (`export --format ndjson`, `dump --ndjson`).
+    ///
+    /// Each object's type is its `"_type"`, the envelope member holding it, or `type`. Links
+    /// may name objects imported later in the same data (they are checked once everything is
+    /// written), so the types can come in any order. Keys are read as `options` say: property
+    /// names or RealmCoder's key strategy; keys naming no property are ignored (as RealmCoder
+    /// ignores them) and reported, or refused.
+    ///
+    /// - Returns: what happened to each type's objects, by class name.
+    /// - Throws: ``JSONMappingError`` naming the JSON path (for NDJSON, the line) of the first
+    ///   problem: bad JSON, an object without a type, a value of the wrong type, a link to an
+    ///   object that does not exist, a missing primary key, a key naming no property when
+    ///   `options` refuse them; ``RealmError/storage(_:)``.
+    ///   Nothing is written when anything throws.
+    public func importObjects(from data: Data, type: String? = nil, options: Options = Options()) throws -> [String: Report] {
+        try importObjects(from: data, type: type, onlyThatType: false, options: options)
+    }
+
+    private func importObjects(from data: Data, type: String?, onlyThatType: Bool, options: Options) throws -> [String: Report] {
+        let entries = try entries(in: data, defaultType: type, onlyDefault: onlyThatType)
+        var reports: [String: Report] = [:]
         do {
             try store.write { transaction in
-                var writer = Writer(schema: schema, type: type, transaction: transaction)
-                for (object, path) in objects {
-                    switch try writer.write(object, path: path) {
-                    case .inserted: report.inserted += 1
-                    case .updated: report.updated += 1
-                    case .unchanged: report.unchanged += 1
-                    }
+                var writers: [String: Writer] = [:]
+                for entry in entries {
+                    let name = entry.type.className
+                    var writer = writers.removeValue(forKey: name)
+                        ?? Writer(schema: schema, type: entry.type, transaction: transaction, options: options)
+                    let outcome = try writer.write(entry.object, path: entry.path)
+                    writers[name] = writer
+                    reports[name, default: Report()].count(outcome)
                 }
-                try writer.finish()
+                // Every object is written: a link must now lead to one.
+                for writer in writers.values { try writer.checkLinks() }
+                for (name, writer) in writers {
+                    try writer.finish()
+                    reports[name]?.ignoredKeys = writer.ignoredKeys
+                }
             }
         } catch let error as JSONMappingError {
             throw error
@@ -78,28 +153,33 @@ public struct StoreImporter {
         } catch {
             throw RealmError.wrap(error)
         }
-        return report
+        return reports
     }
 
     /// The rows of one import, written through one transaction.
-    private struct Writer {
+    fileprivate struct Writer {
         let schema: Schema
         let type: ObjectSchema
         let transaction: Transaction
+        let options: Options
         let table: UInt32
         /// The properties with an index table (secondary or inverse).
         let maintainedIndexes: [(property: Int, backlink: Bool)]
         var deltas: [UInt32: SecondaryIndex.Delta] = [:]
         var nextHiddenID: Int64?
-        /// Keys written by this import (a link may point at an object imported before it).
-        var written: Set<[UInt8]> = []
+        /// Links to objects that did not exist when they were read: the data may hold them
+        /// further on, so they are checked once everything is written.
+        var unresolvedLinks: [(table: UInt32, key: [UInt8], path: String, target: String, primaryKey: PrimaryKeyValue)] = []
+        /// Keys naming no property, by class (see ``Report/ignoredKeys``).
+        var ignoredKeys: [String: Set<String>] = [:]
 
         enum Outcome { case inserted, updated, unchanged }
 
-        init(schema: Schema, type: ObjectSchema, transaction: Transaction) {
+        init(schema: Schema, type: ObjectSchema, transaction: Transaction, options: Options) {
             self.schema = schema
             self.type = type
             self.transaction = transaction
+            self.options = options
             table = StoreLayout.objectTable(type.tableNumber)
             maintainedIndexes = schema.maintainedIndexes(of: type)
         }
@@ -108,13 +188,11 @@ public struct StoreImporter {
             guard case .object(let members) = json else {
                 throw JSONMappingError.unexpectedShape(path: path, expected: "an object of \(type.className)")
             }
-            for name in members.keys where type.index(of: name) == nil && name != "_id" && name != "_type" {
-                throw JSONMappingError.unexpectedShape(path: path + "." + name, expected: "a property of \(type.className) (it has \(type.properties.map(\.name).joined(separator: ", ")))")
-            }
+            let values = try values(of: members, type: type, path: path)
             let key: [UInt8]
             if let index = type.properties.firstIndex(where: \.isPrimaryKey) {
                 let property = type.properties[index]
-                guard let given = members[property.name], given != .null else {
+                guard let given = values[index], given != .null else {
                     throw JSONMappingError.unexpectedShape(path: path + "." + property.name, expected: "the primary key of \(type.className)")
                 }
                 guard let primaryKey = PrimaryKeyValue(field: try field(given, property: property, path: path + "." + property.name)) else {
@@ -149,10 +227,9 @@ public struct StoreImporter {
             }
             let old = fields
             for (index, property) in type.properties.enumerated() {
-                guard let value = members[property.name] else { continue }
+                guard let value = values[index] else { continue }
                 fields[index] = try field(value, property: property, path: path + "." + property.name)
             }
-            written.insert(key)
             let row = try RowFormat.encodeChecked(fields, of: "\(type.className) at \(path)")
             // "Changed" as the realm's commit defines it (nil: a new object).
             let modified = stored.map { RowFormat.modifiedFields(from: $0, to: row, propertyCount: fields.count) }
@@ -165,6 +242,29 @@ public struct StoreImporter {
             return stored == nil ? .inserted : .updated
         }
 
+        /// The value of each property of `type` (an object's, or an embedded object's) in
+        /// `members`, by position (nil: absent), each found at its key as RealmCoder finds it:
+        /// the key strategy's form of its name. Other keys (but `_id` and `_type`) are
+        /// ignored and noted, or refused.
+        private mutating func values(of members: [String: JSONValue], type: ObjectSchema, path: String) throws -> [JSONValue?] {
+            let keys = type.properties.map { options.keyStrategy.key(for: $0.name) }
+            let known = Set(keys)
+            for name in members.keys.sorted() where !known.contains(name) && name != "_id" && name != "_type" {
+                if options.refusesUnknownKeys {
+                    throw JSONMappingError.unexpectedShape(path: path + "." + name, expected: "a key naming a property of \(type.className) (\(keys.joined(separator: ", ")))")
+                }
+                ignoredKeys[type.className, default: []].insert(name)
+            }
+            return keys.map { members[$0] }
+        }
+
+        /// Throws for the first link that leads to no object, now that the import is written.
+        func checkLinks() throws {
+            for link in unresolvedLinks where try transaction.get(table: link.table, key: link.key) == nil {
+                throw JSONMappingError.unexpectedShape(path: link.path, expected: "the primary key of an existing \(link.target); there is no \(link.target) \(link.primaryKey) (in the store or the imported data)")
+            }
+        }
+
         func finish() throws {
             for (table, delta) in deltas { try delta.apply(table: table, transaction: transaction) }
             if let nextHiddenID {
@@ -174,7 +274,7 @@ public struct StoreImporter {
         }
 
         /// A JSON value as the stored field of `property`, in `strata export`'s format.
-        func field(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+        mutating func field(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
             if property.kind == .linkingObjects {
                 throw Self.mismatch(value, path, "nothing: \(property.name) is linking objects, computed from the links to this object (leave it out)")
             }
@@ -189,9 +289,17 @@ public struct StoreImporter {
             switch property.kind {
             case .embedded: return try embeddedField(value, property: property, path: path)
             case .object: return try linkField(value, property: property, path: path)
+            case .string where property.isRawJSON:
+                // As RealmCoder stores it (its JSON text), except a string that is no JSON
+                // text itself: export's form of a raw property holding no JSON (such as its
+                // empty default), stored back as that text so the round trip is exact.
+                if case .string(let text) = value, (try? JSONValue(string: text)) == nil { return .string(text) }
+                return .string(try MappingEngine.rawJSONText(value))
             case .column:
                 guard property.objectClassName != nil else { throw Self.mismatch(value, path, "a custom column value") }
-                return .data(try value.data())
+                // As the JSON front ends read it: a ColumnJSONCodable's nested JSON as its
+                // bytes, a text or number column as that value.
+                return try MappingEngine.columnField(value)
             default:
                 return try Self.scalarField(value, property: property, path: path)
             }
@@ -202,7 +310,7 @@ public struct StoreImporter {
         }
 
         /// A map from a JSON object (null: empty), Realm's key rule checked.
-        private func mapField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+        private mutating func mapField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
             if value == .null { return .map([:]) }
             guard case .object(let members) = value else { throw Self.mismatch(value, path, "an object (\(property.typeDescription))") }
             var element = property
@@ -219,7 +327,7 @@ public struct StoreImporter {
         }
 
         /// A list or set from a JSON array (null: empty).
-        private func listField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+        private mutating func listField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
             if value == .null { return .list([]) }
             guard case .array(let elements) = value else { throw Self.mismatch(value, path, "an array (\(property.typeDescription))") }
             var element = property
@@ -237,7 +345,7 @@ public struct StoreImporter {
         }
 
         /// An embedded object: its properties by name, the others at their zero values.
-        private func embeddedField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+        private mutating func embeddedField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
             guard case .object(let members) = value else {
                 throw Self.mismatch(value, path, "an object (an embedded \(property.objectClassName ?? "?"))")
             }
@@ -245,18 +353,16 @@ public struct StoreImporter {
                 throw Self.mismatch(value, path, "an embedded object of a type the stored schema has")
             }
             var fields = embedded.properties.map(FieldValue.zero)
-            for (name, item) in members {
-                guard let index = embedded.index(of: name) else {
-                    throw JSONMappingError.unexpectedShape(path: path + "." + name, expected: "a property of \(embedded.className) (it has \(embedded.properties.map(\.name).joined(separator: ", ")))")
-                }
-                fields[index] = try field(item, property: embedded.properties[index], path: path + "." + name)
+            for (index, item) in try values(of: members, type: embedded, path: path).enumerated() {
+                guard let item else { continue }
+                fields[index] = try field(item, property: embedded.properties[index], path: path + "." + embedded.properties[index].name)
             }
             return .embedded(fields)
         }
 
         /// A link, given as the target's primary key; the target must exist (stored, or
-        /// written earlier by this import).
-        private func linkField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+        /// written by this import: checked in ``checkLinks()``).
+        private mutating func linkField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
             guard let targetName = property.objectClassName, let target = schema[targetName],
                   let targetKey = target.primaryKeyProperty else {
                 throw Self.mismatch(value, path, "a link (the target type has no primary key, so it cannot be named in JSON)")
@@ -264,10 +370,8 @@ public struct StoreImporter {
             let linked = try field(value, property: PropertySchema(name: targetKey.name, kind: targetKey.kind, isOptional: false), path: path)
             guard let primaryKey = PrimaryKeyValue(field: linked) else { throw Self.mismatch(value, path, "the primary key of a \(targetName)") }
             let targetTable = StoreLayout.objectTable(target.tableNumber)
-            let stored = try transaction.get(table: targetTable, key: primaryKey.keyBytes)
-            let exists = stored != nil || (targetTable == table && written.contains(primaryKey.keyBytes))
-            guard exists else {
-                throw JSONMappingError.unexpectedShape(path: path, expected: "the primary key of an existing \(targetName); there is no \(targetName) \(primaryKey) (import \(targetName) first)")
+            if try transaction.get(table: targetTable, key: primaryKey.keyBytes) == nil {
+                unresolvedLinks.append((targetTable, primaryKey.keyBytes, path, targetName, primaryKey))
             }
             return .link(primaryKey.keyBytes)
         }
@@ -299,7 +403,7 @@ public struct StoreImporter {
                 guard let data = Data(base64Encoded: s) else { throw mismatch(value, path, "base64 data") }
                 return .data(data)
             case (.date, .string(let s)):
-                guard let date = Self.date(s) else { throw mismatch(value, path, "an ISO 8601 date") }
+                guard let date = ExactISO8601.date(from: s) else { throw mismatch(value, path, "an ISO 8601 date") }
                 return .date(date)
             case (.date, .int(let i)): return .date(Date(timeIntervalSince1970: Double(i)))
             case (.date, .double(let d)): return .date(Date(timeIntervalSince1970: d))
@@ -309,11 +413,6 @@ public struct StoreImporter {
             default:
                 throw mismatch(value, path, property.typeDescription)
             }
-        }
-
-        private static func date(_ text: String) -> Date? {
-            if let date = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return date }
-            return try? Date.ISO8601FormatStyle().parse(text)
         }
     }
 }

@@ -33,8 +33,9 @@ public struct StoreInspector {
 
     /// The objects of `className` in primary-key order, as JSON-ready dictionaries (for
     /// `JSONSerialization`): numbers, strings, booleans, `NSNull`, arrays and dictionaries.
-    /// Data is base64, dates ISO 8601, decimals strings, links the target's primary key,
-    /// and JSON-encoded custom columns nested JSON.
+    /// Data is base64, dates ISO 8601 with the fractional digits that give the Date back
+    /// exactly (``ExactISO8601``), decimals strings, links the target's primary key,
+    /// and JSON-encoded custom columns and raw JSON properties nested JSON.
     ///
     /// - Throws: ``RealmError/unknownType(_:)``; ``RealmError/storage(_:)`` for damaged records.
     public func objects(ofType className: String) throws -> [[String: Any]] {
@@ -97,6 +98,20 @@ public struct StoreInspector {
         }
     }
 
+    /// What an engine table of the store holds, by the stored schema (see StoreLayout):
+    /// `metadata` (the schema, hidden-id counters), a class name for its objects,
+    /// `Class.property index` for a secondary index, `Class.property inverse index` for the
+    /// index linking objects read. Nil for a table the schema does not explain (a type
+    /// removed from the schema, or a store's own tables).
+    public func tableName(_ table: UInt32) -> String? {
+        if table == StoreLayout.metadataTable { return "metadata" }
+        guard let (number, property) = StoreLayout.decode(table: table),
+              let type = schema.objectSchemas.first(where: { $0.tableNumber == number }) else { return nil }
+        guard let property else { return type.className }
+        guard let index = schema.maintainedIndexes(of: type).first(where: { $0.property == property }) else { return nil }
+        return "\(type.className).\(type.properties[property].name) \(index.backlink ? "inverse index" : "index")"
+    }
+
     /// The column names of `className`'s objects as ``objects(ofType:matching:arguments:)``
     /// gives them, in schema order (`_id` first for a type without a primary key; linking
     /// objects, which are computed, left out).
@@ -104,8 +119,6 @@ public struct StoreInspector {
         guard let type = schema[className] else { throw RealmError.unknownType(className) }
         return (type.primaryKeyProperty == nil ? ["_id"] : []) + type.properties.filter { $0.kind != .linkingObjects }.map(\.name)
     }
-
-    private static let dateStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     /// A stored field as a JSON-ready value; `schema` names an embedded object's properties.
     static func json(_ field: FieldValue, property: PropertySchema? = nil, schema: Schema? = nil) -> Any {
@@ -115,11 +128,13 @@ public struct StoreInspector {
         case .int(let v): return v
         case .double(let v): return v.isFinite ? v : String(v) as Any
         case .float(let v): return v.isFinite ? Double(v) : String(v) as Any
-        case .string(let v): return v
+        case .string(let v):
+            if property?.isRawJSON == true, let nested = MappingEngine.rawJSONValue(field) { return nested.anyValue }
+            return v
         case .data(let v):
             if property?.kind == .column, let nested = try? JSONSerialization.jsonObject(with: v, options: [.fragmentsAllowed]) { return nested }
             return v.base64EncodedString()
-        case .date(let v): return dateStyle.format(v)
+        case .date(let v): return ExactISO8601.string(from: v)
         case .uuid(let v): return v.uuidString
         case .decimal(let v): return v.description
         case .link(let key): return PrimaryKeyValue(keyBytes: key).map { json($0.field) } ?? key.map { String(format: "%02x", $0) }.joined()

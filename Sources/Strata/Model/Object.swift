@@ -37,7 +37,8 @@ open class Object: CustomStringConvertible {
     open class var realmCodableKeys: [String: String] { [:] }
     /// Properties left out when encoding (RealmCoder).
     open class var realmCodableIgnoredAttributes: [String] { [] }
-    /// String properties that hold a JSON subtree as JSON text (RealmCoder).
+    /// String properties that hold a JSON subtree as JSON text (RealmCoder). The stored
+    /// schema remembers them, so `strata export` and `import` write and read them as JSON too.
     open class var realmCodableRawJsonSubstrings: [String] { [] }
     /// The key wrapping one object (`{"user": {...}}`), if the server uses one (RealmCoder).
     open class var realmObjectEnvelope: String? { nil }

@@ -21,6 +21,7 @@ final class ObjectType: @unchecked Sendable {
         self.type = type
         let prototype = type.init()
         var found: [(Int, PropertySchema, (FieldValue) -> Bool, Object.Type?)] = []
+        let rawJSON = Set(type.realmCodableRawJsonSubstrings)
         var mirror: Mirror? = Mirror(reflecting: prototype)
         while let current = mirror {
             for child in current.children {
@@ -34,6 +35,8 @@ final class ObjectType: @unchecked Sendable {
                 }
                 property.isPrimaryKey = descriptor.isPrimaryKey
                 property.isIndexed = descriptor.isIndexed && !descriptor.isPrimaryKey
+                // Only a String can hold JSON text (RealmCoder stores the subtree's text).
+                property.isRawJSON = rawJSON.contains(label) && property.kind == .string && !property.isList && !property.isMap
                 found.append((descriptor.index, property, descriptor.canRead, descriptor.objectType))
             }
             mirror = current.superclassMirror

@@ -66,11 +66,15 @@ public struct PropertySchema: Codable, Sendable, Hashable, CustomStringConvertib
     public var isPrimaryKey: Bool
     /// Whether equality queries on this property use a secondary index.
     public var isIndexed: Bool
+    /// Whether this `String` property holds JSON text (the class lists it in
+    /// `realmCodableRawJsonSubstrings`): stored so that tools without the class (`strata
+    /// export`, `import`) write and read it as the JSON it holds, as RealmCoder does.
+    public var isRawJSON: Bool
 
     /// Creates a property description.
     public init(name: String, kind: PropertyKind, isOptional: Bool = false, isList: Bool = false,
                 objectClassName: String? = nil, isPrimaryKey: Bool = false, isIndexed: Bool = false,
-                isSet: Bool = false, isMap: Bool = false, originProperty: String? = nil) {
+                isSet: Bool = false, isMap: Bool = false, originProperty: String? = nil, isRawJSON: Bool = false) {
         self.name = name
         self.kind = kind
         self.isOptional = isOptional
@@ -81,14 +85,15 @@ public struct PropertySchema: Codable, Sendable, Hashable, CustomStringConvertib
         self.objectClassName = objectClassName
         self.isPrimaryKey = isPrimaryKey
         self.isIndexed = isIndexed
+        self.isRawJSON = isRawJSON
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, kind, isOptional, isList, isSet, isMap, originProperty, objectClassName, isPrimaryKey, isIndexed
+        case name, kind, isOptional, isList, isSet, isMap, originProperty, objectClassName, isPrimaryKey, isIndexed, isRawJSON
     }
 
-    /// Decodes a stored description; the keys added with sets, maps and linking objects
-    /// may be absent (schemas written before them).
+    /// Decodes a stored description; the keys added with sets, maps, linking objects and
+    /// raw JSON may be absent (schemas written before them).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         name = try container.decode(String.self, forKey: .name)
@@ -101,10 +106,11 @@ public struct PropertySchema: Codable, Sendable, Hashable, CustomStringConvertib
         objectClassName = try container.decodeIfPresent(String.self, forKey: .objectClassName)
         isPrimaryKey = try container.decode(Bool.self, forKey: .isPrimaryKey)
         isIndexed = try container.decode(Bool.self, forKey: .isIndexed)
+        isRawJSON = try container.decodeIfPresent(Bool.self, forKey: .isRawJSON) ?? false
     }
 
     /// Encodes the description; the newer keys only when set, so schemas without sets,
-    /// maps or linking objects are stored exactly as before.
+    /// maps, linking objects or raw JSON are stored exactly as before.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(name, forKey: .name)
@@ -117,6 +123,7 @@ public struct PropertySchema: Codable, Sendable, Hashable, CustomStringConvertib
         try container.encodeIfPresent(objectClassName, forKey: .objectClassName)
         try container.encode(isPrimaryKey, forKey: .isPrimaryKey)
         try container.encode(isIndexed, forKey: .isIndexed)
+        if isRawJSON { try container.encode(isRawJSON, forKey: .isRawJSON) }
     }
 
     /// What is wrong with the combination of kind and flags, or nil: a class name where the
@@ -126,6 +133,7 @@ public struct PropertySchema: Codable, Sendable, Hashable, CustomStringConvertib
     func shapeProblem() -> String? {
         if namesClass, (objectClassName ?? "").isEmpty { return "has no objectClassName (a \(kind.rawValue) needs one)" }
         if isSet && !isList { return "is a set that is not stored as a list (isSet needs isList)" }
+        if isRawJSON, kind != .string || isList || isMap { return "holds raw JSON but is \(typeDescription), not a String" }
         if isMap && isList { return "cannot be both a map and a list" }
         if isMap, kind == .embedded { return "cannot be a map of embedded objects (not supported yet: use a List of them, or a map of links)" }
         if isSet, kind == .embedded || kind == .column {
