@@ -17,8 +17,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "CBenchSupport", path: "Sources/CBenchSupport"),
-        // Shared by both executables: the deterministic generator and the median.
-        .target(name: "BenchSupport", path: "Sources/BenchSupport"),
+        // Shared by both executables: the deterministic generator, the median, and the
+        // checked SQLite durability every GRDB baseline runs at.
+        .target(name: "BenchSupport", dependencies: [.product(name: "GRDB", package: "GRDB.swift")], path: "Sources/BenchSupport"),
         // The engine's peers, from Debian's -dev packages (`make bench` installs them).
         .systemLibrary(name: "CLMDB", path: "Sources/CLMDB", pkgConfig: "lmdb", providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CRocksDB", path: "Sources/CRocksDB", pkgConfig: "rocksdb", providers: [.apt(["librocksdb-dev"])]),

@@ -138,9 +138,7 @@ struct EngineBenchmarks {
         // GRDB opens WAL databases with synchronous = NORMAL (commits are not synced);
         // Strata's `.full` syncs every commit, so SQLite gets the same promise.
         try pool.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-            let level = try Int.fetchOne(db, sql: "PRAGMA synchronous")
-            precondition(level == 2, "SQLite did not take synchronous = FULL")
+            try requireFullSynchronous(db, baseline: "engine benchmarks (SQLite)")
             try db.execute(sql: "CREATE TABLE kv (k INTEGER PRIMARY KEY, v BLOB NOT NULL)")
         }
         let sqliteBulk = try time {

@@ -7,6 +7,7 @@
 import CBenchSupport
 import Foundation
 import GRDB
+import BenchSupport
 import Strata
 #if canImport(Glibc)
 import Glibc
@@ -229,7 +230,7 @@ struct ImportBenchmarks {
         let db = try DatabaseQueue(path: sqlitePath)
         try db.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
-            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try requireFullSynchronous(db, baseline: "JSON import (GRDB)")
             try db.create(table: "parent") { t in
                 t.column("id", .integer).primaryKey()
                 t.column("name", .text).notNull(); t.column("email", .text).notNull(); t.column("score", .double).notNull()

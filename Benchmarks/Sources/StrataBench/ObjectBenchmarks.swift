@@ -145,7 +145,7 @@ struct ObjectBenchmarks {
         let db = try DatabaseQueue(path: sqlitePath)
         try db.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA journal_mode = WAL")
-            try db.execute(sql: "PRAGMA synchronous = FULL")
+            try requireFullSynchronous(db, baseline: "object benchmarks (GRDB)")
             try db.create(table: "post") { t in
                 t.column("id", .integer).primaryKey()
                 t.column("author", .text).notNull().indexed()

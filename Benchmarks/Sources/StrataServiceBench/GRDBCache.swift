@@ -4,6 +4,7 @@
 
 import Foundation
 import GRDB
+import BenchSupport
 import Hummingbird
 import NIOFoundationCompat
 
@@ -15,11 +16,9 @@ struct GRDBCache: UserCache {
 
     init(directory: URL) throws {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
-        pool = try DatabasePool(path: directory.appendingPathComponent("users.sqlite").path, configuration: configuration)
+        // Not in `prepareDatabase`: DatabasePool sets its writer to NORMAL after that runs.
+        pool = try DatabasePool(path: directory.appendingPathComponent("users.sqlite").path)
+        try requireFullSynchronous(pool, baseline: "service (GRDB)")
         try pool.write { db in
             try db.create(table: UserValue.databaseTableName, options: .ifNotExists) { t in
                 t.primaryKey("id", .integer)
