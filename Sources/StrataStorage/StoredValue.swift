@@ -71,4 +71,9 @@ public struct StoredEntry {
 
     /// The key's bytes (a copy).
     public var key: [UInt8] { indexKey.bytes }
+
+    /// Calls `body` with the key's bytes, without copying them.
+    public func withKeyBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try indexKey.withBytes(body)
+    }
 }

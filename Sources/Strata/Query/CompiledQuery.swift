@@ -1,4 +1,4 @@
-// CompiledQuery: predicates and sort descriptors translated to work on stored fields, so a
+// CompiledQuery: predicates (into the query IR, `QueryExpression`) and sort descriptors translated to work on stored fields, so a
 // query reads rows without building objects. Only what is certain to mean the same as
 // Foundation's evaluation is translated (comparisons of a stored property with a constant,
 // &&, ||, !; sorts on a stored property without a custom string comparator); anything
@@ -19,61 +19,60 @@ extension PredicateExpressions.NotEqual: _NotEqualExpression { var operands: (An
 extension PredicateExpressions.Disjunction: _DisjunctionExpression { var operands: (Any, Any) { (lhs, rhs) } }
 extension PredicateExpressions.Negation: _NegationExpression { var negated: Any { wrapped } }
 
-/// A predicate over an object's stored fields.
-struct FieldPredicate {
-    /// Whether the object whose property `i` is `field(i)` matches.
-    let evaluate: (_ field: (Int) -> FieldValue) -> Bool
-}
-
 enum QueryCompiler {
-    private enum Operand {
-        case property(Int)
-        case constant(FieldValue)
-    }
-
-    /// `expression` as a field predicate, or nil if it uses anything not translated.
-    static func compile(_ expression: Any, type: ObjectType) -> FieldPredicate? {
+    /// `expression` (a `#Predicate`'s) in the query IR, or nil if it uses anything not
+    /// translated.
+    static func compile(_ expression: Any, type: ObjectType) -> QueryExpression? {
         if let conjunction = expression as? _ConjunctionExpression {
             guard let a = compile(conjunction.operands.0, type: type), let b = compile(conjunction.operands.1, type: type) else { return nil }
-            return FieldPredicate { a.evaluate($0) && b.evaluate($0) }
+            return .and(flattened(a, b, and: true))
         }
         if let disjunction = expression as? _DisjunctionExpression {
             guard let a = compile(disjunction.operands.0, type: type), let b = compile(disjunction.operands.1, type: type) else { return nil }
-            return FieldPredicate { a.evaluate($0) || b.evaluate($0) }
+            return .or(flattened(a, b, and: false))
         }
         if let negation = expression as? _NegationExpression {
             guard let a = compile(negation.negated, type: type) else { return nil }
-            return FieldPredicate { !a.evaluate($0) }
+            return .not(a)
         }
         if let equal = expression as? _EqualityExpression {
             guard let (a, b) = operands(equal.operands, type: type) else { return nil }
-            return FieldPredicate { value(a, $0) == value(b, $0) }
+            return comparison(a, .equal, b)
         }
         if let notEqual = expression as? _NotEqualExpression {
             guard let (a, b) = operands(notEqual.operands, type: type) else { return nil }
-            return FieldPredicate { value(a, $0) != value(b, $0) }
+            return comparison(a, .notEqual, b)
         }
         if let comparison = expression as? _ComparisonExpression {
-            guard let (a, b) = operands(comparison.operands, type: type) else { return nil }
-            let op = comparison.comparison
-            return FieldPredicate { compare(value(a, $0), value(b, $0), op) }
+            guard let (a, b) = operands(comparison.operands, type: type), let op = QueryComparison(comparison.comparison) else { return nil }
+            return self.comparison(a, op, b)
         }
         return nil
     }
 
-    private static func value(_ operand: Operand, _ field: (Int) -> FieldValue) -> FieldValue {
-        switch operand {
-        case .property(let index): return field(index)
-        case .constant(let value): return value
-        }
+    /// `a op b`, with the property on the left when one side is a constant.
+    private static func comparison(_ a: QueryOperand, _ op: QueryComparison, _ b: QueryOperand) -> QueryExpression {
+        if case .constant = a, case .property = b { return .compare(b, op.flipped, a) }
+        return .compare(a, op, b)
     }
 
-    private static func operands(_ pair: (Any, Any), type: ObjectType) -> (Operand, Operand)? {
+    /// `a && b` (or `a || b`) as one flat list of terms.
+    private static func flattened(_ a: QueryExpression, _ b: QueryExpression, and: Bool) -> [QueryExpression] {
+        func terms(_ e: QueryExpression) -> [QueryExpression] {
+            switch (e, and) {
+            case (.and(let inner), true), (.or(let inner), false): return inner
+            default: return [e]
+            }
+        }
+        return terms(a) + terms(b)
+    }
+
+    private static func operands(_ pair: (Any, Any), type: ObjectType) -> (QueryOperand, QueryOperand)? {
         guard let a = operand(pair.0, type: type), let b = operand(pair.1, type: type) else { return nil }
         return (a, b)
     }
 
-    private static func operand(_ expression: Any, type: ObjectType) -> Operand? {
+    private static func operand(_ expression: Any, type: ObjectType) -> QueryOperand? {
         if let keyPath = expression as? _KeyPathOperand, keyPath.rootIsVariable,
            let index = type.propertyIndex(for: keyPath.anyKeyPath) {
             let property = type.schema.properties[index]

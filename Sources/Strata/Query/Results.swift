@@ -60,13 +60,33 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// The number of matching objects.
     public var endIndex: Int { count }
 
-    /// The number of matching objects (unfiltered, outside a write: the engine's key count).
+    /// The number of matching objects (unfiltered, outside a write: the engine's key count;
+    /// filters over stored fields: counted on the table's columns, no key is copied).
     public var count: Int {
         if query.filters.isEmpty, query.textFilters.isEmpty, query.limit == nil, realm.writeState == nil {
             realm.verifyThread()
             return realm.snapshot.count(table: query.bound.table)
         }
+        realm.verifyThread()
+        if cache.version != realm.readVersion || cache.version == 0, let counted = query.projectedCount(in: realm) {
+            return query.limit.map { Swift.min($0, counted) } ?? counted
+        }
         return keys.count
+    }
+
+    /// How the query runs, in words: the access path the planner chose (primary key, hash
+    /// index, column scan or row scan), then the filter as it is evaluated, the sort and the
+    /// limit. For reading, not parsing: the wording may change.
+    ///
+    /// ```swift
+    /// print(realm.objects(Item.self).filter(#Predicate { $0.score >= 0.25 && $0.score < 0.35 }).explain())
+    /// // Item: column scan over score of 1000000 objects
+    /// //   filter: (score >= 0.25) && (score < 0.35)
+    /// //   order: primary key
+    /// ```
+    public func explain() -> String {
+        realm.verifyThread()
+        return query.explain(in: realm)
     }
 
     /// The object at `position`.
@@ -236,8 +256,8 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     let limit: Int?
     /// An equality on the primary key or an indexed property, if any filter has one.
     let indexTerm: PredicateAnalysis.Term?
-    /// All filters as one predicate over stored fields, when they translate.
-    let fieldPredicate: FieldPredicate?
+    /// All filters as one expression of the query IR, when they translate.
+    let fieldExpression: QueryExpression?
     /// The sort as stored properties and directions, when it translates.
     let sortKeys: [(index: Int, reverse: Bool)]?
 
@@ -255,12 +275,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         let terms = filters.lazy.flatMap { PredicateAnalysis.equalityTerms($0.expression, type: bound.info) } + textFilters.flatMap(\.indexTerms)
         indexTerm = terms.first { $0.propertyIndex == bound.primaryKeyIndex || bound.indexedProperties.contains($0.propertyIndex) }
         let compiled = filters.map { QueryCompiler.compile($0.expression, type: bound.info) }
-        if compiled.allSatisfy({ $0 != nil }) {
-            let predicates = compiled.map { $0! }
-            fieldPredicate = FieldPredicate { field in predicates.allSatisfy { $0.evaluate(field) } }
-        } else {
-            fieldPredicate = nil
-        }
+        fieldExpression = compiled.allSatisfy({ $0 != nil }) ? QueryExpression.all(compiled.map { $0! }) : nil
         sortKeys = keyPathSort.isEmpty ? QueryCompiler.sortKeys(sort, type: bound.info) : keyPathSort
     }
 
@@ -297,8 +312,8 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             let field: (Int) -> FieldValue = { $0 == RowAccess.ownKey ? .link(key) : stored($0) }
             guard textFilters.allSatisfy({ $0.evaluate(realm, field) }) else { return false }
         }
-        if let fieldPredicate {
-            return fieldPredicate.evaluate(Self.accessor(fields(object)))
+        if let fieldExpression {
+            return fieldExpression.matches(Self.accessor(fields(object)))
         }
         for filter in filters {
             guard (try? filter.evaluate(object)) == true else { return false }
@@ -367,7 +382,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     func evaluate(in realm: Realm, ordered: Bool = true) -> [[UInt8]] {
         let table = bound.table
         let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == table } } ?? [:]
-        if (filters.isEmpty || fieldPredicate != nil), let sortKeys {
+        if (filters.isEmpty || fieldExpression != nil), let sortKeys {
             return evaluateOnFields(in: realm, pending: pending, sortKeys: ordered ? sortKeys : [], ordered: ordered)
         }
         var objects: [(key: [UInt8], object: Element)] = []
@@ -419,14 +434,64 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// without building objects (aggregates); nil when a filter needs objects, or with a
     /// LIMIT (which needs the order).
     func storedValues(of index: Int, in realm: Realm) -> [FieldValue]? {
-        guard filters.isEmpty || fieldPredicate != nil, limit == nil else { return nil }
+        guard filters.isEmpty || fieldExpression != nil, limit == nil else { return nil }
         let table = bound.table
         let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == table } } ?? [:]
         return matchingRows(in: realm, pending: pending, values: [index]).map { $0.values[0] }
     }
 
+    /// The plan: how the candidates are found and judged.
+    func plan(in realm: Realm, pending: [RowKey: PendingRow]) -> QueryPlan {
+        if let term = indexTerm {
+            return term.propertyIndex == bound.primaryKeyIndex ? .primaryKey(term) : .hashIndex(term)
+        }
+        if !filters.isEmpty, let fieldExpression, textFilters.isEmpty,
+           !pending.keys.contains(where: { $0.table == bound.table }) {
+            return .columnScan(fieldExpression)
+        }
+        return .rowScan
+    }
+
+    /// The ordinals of the projection matching every filter (a column scan), or nil when
+    /// the plan is another.
+    private func selection(in realm: Realm, pending: [RowKey: PendingRow], values indexes: [Int]) -> (TableProjection, OrdinalSet)? {
+        guard case .columnScan(let expression) = plan(in: realm, pending: pending) else { return nil }
+        let table = bound.table
+        let noteDamage = { (key: [UInt8], error: any Error) in realm.noteDamage(table: table, key: key, error) }
+        let projection = realm.shared.projection(table: table, snapshot: realm.snapshot,
+                                                 properties: Array(Set(expression.properties + indexes)).sorted(), damaged: noteDamage)
+        guard let selected = projection.select(expression, damaged: noteDamage) else { return nil }
+        return (projection, selected)
+    }
+
+    /// The number of matching objects when a column scan answers it (before any LIMIT).
+    func projectedCount(in realm: Realm) -> Int? {
+        let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == bound.table } } ?? [:]
+        return selection(in: realm, pending: pending, values: [])?.1.population
+    }
+
     /// The key and the values of properties `values` of each row that matches, in no order.
     private func matchingRows(in realm: Realm, pending: [RowKey: PendingRow], values indexes: [Int]) -> [(key: [UInt8], values: [FieldValue])] {
+        if let (projection, selected) = selection(in: realm, pending: pending, values: indexes) {
+            var columns: [ProjectedColumn] = []
+            for index in indexes {
+                guard let column = projection.column(index, damaged: { key, error in realm.noteDamage(table: bound.table, key: key, error) }) else {
+                    return matchingRowsByScan(in: realm, pending: pending, values: indexes)
+                }
+                columns.append(column)
+            }
+            var excluded = OrdinalSet(count: projection.count, all: false)
+            for index in indexes { if let bad = projection.damagedOrdinals(index) { excluded.formUnion(bad) } }
+            return selected.ordinals.compactMap { ordinal in
+                let ordinal = Int(ordinal)
+                return excluded[ordinal] ? nil : (projection.key(ordinal), columns.map { $0.value(at: ordinal) })
+            }
+        }
+        return matchingRowsByScan(in: realm, pending: pending, values: indexes)
+    }
+
+    /// The same, from a look-up or a walk of the table's rows.
+    private func matchingRowsByScan(in realm: Realm, pending: [RowKey: PendingRow], values indexes: [Int]) -> [(key: [UInt8], values: [FieldValue])] {
         var rows: [(key: [UInt8], values: [FieldValue])] = []
         // A row that does not decode is skipped (and noted in the realm's readErrors), not
         // read as nulls: `damage` is set by the field reader, checked once per row.
@@ -436,7 +501,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         // leave it out.
         let unfiltered = filters.isEmpty && textFilters.isEmpty
         func consider(_ key: @autoclosure () -> [UInt8], _ field: (Int) -> FieldValue) {
-            if let fieldPredicate, !fieldPredicate.evaluate(field) { return }
+            if let fieldExpression, !fieldExpression.matches(field) { return }
             for text in textFilters where !text.evaluate(realm, { $0 == RowAccess.ownKey ? .link(key()) : field($0) }) { return }
             let values = indexes.map { field($0) }
             if damage.error != nil && !unfiltered { return }

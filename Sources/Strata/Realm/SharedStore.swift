@@ -18,6 +18,9 @@ final class SharedStore: @unchecked Sendable {
     /// The stored schema, including types no open configuration lists.
     private let schemaState: Locked<Schema>
     private let listeners = Locked<[ObjectIdentifier: WeakListener]>([:])
+    /// The newest projection of each table (built by queries; a snapshot never changes, so
+    /// every realm reading the same commit shares it).
+    private let projections = Locked<[UInt32: TableProjection]>([:])
     /// Each class bound once: a stored type never changes while the store is open (schema
     /// changes happen at the first open), so later realms reuse the checked binding.
     /// Opening a realm per request costs a few microseconds because of this.
@@ -378,6 +381,20 @@ final class SharedStore: @unchecked Sendable {
             if let published { schemaState.withLock { if $0 == published.new { $0 = published.old } } }
             throw RealmError.wrap(error)
         }
+    }
+
+    // MARK: Projections
+
+    /// The projection of `table` at `snapshot`, with `properties` projected: the kept one
+    /// if it is of that commit, else a new one (kept if it is the newest).
+    func projection(table: UInt32, snapshot: Snapshot, properties: [Int],
+                    damaged: (_ key: [UInt8], _ error: any Error) -> Void) -> TableProjection {
+        if let kept = projections.withLock({ $0[table] }), kept.sequence == snapshot.sequence { return kept }
+        let made = TableProjection.build(table: table, snapshot: snapshot, properties: properties, damaged: damaged)
+        projections.withLock { kept in
+            if (kept[table]?.sequence ?? 0) <= made.sequence { kept[table] = made }
+        }
+        return made
     }
 
     // MARK: Listeners
