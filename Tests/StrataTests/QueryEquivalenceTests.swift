@@ -67,6 +67,11 @@ final class QueryEquivalenceTests: RealmTestCase {
         ]
         for (number, sort) in sorts.enumerated() {
             let sorted = realm.objects(User.self).sorted(by: sort)
+            // Sorted on the columns of a column scan (every object matches): the same order.
+            let onColumns = realm.objects(User.self).filter(#Predicate { $0.rank > -10 }).sorted(by: sort)
+            XCTAssertTrue(onColumns.explain().contains("column scan"), onColumns.explain())
+            XCTAssertEqual(onColumns.map(\.objId), sorted.map(\.objId), "sort \(number) on columns")
+            XCTAssertEqual(Array(onColumns.prefix(5)).map(\.objId), Array(sorted.prefix(5)).map(\.objId))
             let values = sorted.map { user in sort.map { descriptor -> String in "\(user[keyPath: descriptor.keyPath!])" } }
             XCTAssertEqual(sorted.count, all.count)
             for (a, b) in zip(sorted.dropLast(), sorted.dropFirst()) {

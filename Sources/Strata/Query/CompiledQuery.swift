@@ -10,6 +10,8 @@ protocol _ComparisonExpression { var operands: (Any, Any) { get }; var compariso
 protocol _NotEqualExpression { var operands: (Any, Any) { get } }
 protocol _DisjunctionExpression { var operands: (Any, Any) { get } }
 protocol _NegationExpression { var negated: Any { get } }
+protocol _UnaryMinusExpression { var negatedOperand: Any { get } }
+protocol _NilLiteralExpression {}
 
 extension PredicateExpressions.Comparison: _ComparisonExpression {
     var operands: (Any, Any) { (lhs, rhs) }
@@ -18,6 +20,8 @@ extension PredicateExpressions.Comparison: _ComparisonExpression {
 extension PredicateExpressions.NotEqual: _NotEqualExpression { var operands: (Any, Any) { (lhs, rhs) } }
 extension PredicateExpressions.Disjunction: _DisjunctionExpression { var operands: (Any, Any) { (lhs, rhs) } }
 extension PredicateExpressions.Negation: _NegationExpression { var negated: Any { wrapped } }
+extension PredicateExpressions.UnaryMinus: _UnaryMinusExpression { var negatedOperand: Any { wrapped } }
+extension PredicateExpressions.NilLiteral: _NilLiteralExpression {}
 
 enum QueryCompiler {
     /// `expression` (a `#Predicate`'s) in the query IR, or nil if it uses anything not
@@ -46,6 +50,11 @@ enum QueryCompiler {
         if let comparison = expression as? _ComparisonExpression {
             guard let (a, b) = operands(comparison.operands, type: type), let op = QueryComparison(comparison.comparison) else { return nil }
             return self.comparison(a, op, b)
+        }
+        // A Bool property alone (`$0.active && …`): the property is true.
+        if case .property(let index)? = operand(expression, type: type),
+           type.schema.properties[index].kind == .bool, !type.schema.properties[index].isOptional {
+            return .compare(.property(index), .equal, .constant(.bool(true)))
         }
         return nil
     }
@@ -83,6 +92,17 @@ enum QueryCompiler {
            Swift.type(of: persistable)._propertyKind != .object, Swift.type(of: persistable)._propertyKind != .column,
            let field = try? persistable._field(in: nil) {
             return .constant(field)
+        }
+        if expression is _NilLiteralExpression { return .constant(.null) }
+        // `-3`: a negated constant (the literal is a unary minus over 3).
+        if let minus = expression as? _UnaryMinusExpression, case .constant(let value)? = operand(minus.negatedOperand, type: type) {
+            switch value {
+            case .int(let i) where i != .min: return .constant(.int(-i))
+            case .double(let d): return .constant(.double(-d))
+            case .float(let f): return .constant(.float(-f))
+            case .decimal(let d): return .constant(.decimal(-d))
+            default: return nil
+            }
         }
         return nil
     }

@@ -419,6 +419,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// The same, reading stored fields only: no object is built.
     private func evaluateOnFields(in realm: Realm, pending: [RowKey: PendingRow], sortKeys: [(index: Int, reverse: Bool)],
                                   ordered: Bool = true) -> [[UInt8]] {
+        if let keys = sortedOnColumns(in: realm, pending: pending, sortKeys: sortKeys, ordered: ordered) { return keys }
         var rows = matchingRows(in: realm, pending: pending, values: sortKeys.map(\.index))
         if !ordered {
             // The caller orders them.
@@ -462,6 +463,26 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
                                                  properties: Array(Set(expression.properties + indexes)).sorted(), damaged: noteDamage)
         guard let selected = projection.select(expression, damaged: noteDamage) else { return nil }
         return (projection, selected)
+    }
+
+    /// A column scan's keys in order, sorted on the columns; only the first `limit` keys are
+    /// copied. Nil when the plan is not a column scan.
+    private func sortedOnColumns(in realm: Realm, pending: [RowKey: PendingRow], sortKeys: [(index: Int, reverse: Bool)],
+                                 ordered: Bool) -> [[UInt8]]? {
+        guard let (projection, selected) = selection(in: realm, pending: pending, values: sortKeys.map(\.index)) else { return nil }
+        var excluded = OrdinalSet(count: projection.count, all: false)
+        var columns: [(column: ProjectedColumn, reverse: Bool)] = []
+        for key in sortKeys {
+            guard let column = projection.column(key.index, damaged: { _, _ in }) else { return nil }
+            if let bad = projection.damagedOrdinals(key.index) { excluded.formUnion(bad) }
+            columns.append((column, key.reverse))
+        }
+        var ordinals = selected
+        ordinals.subtract(excluded)
+        // Without a sort, primary-key order is the keys' byte order: the same sort, by key only.
+        let order = ordered ? projection.sorted(ordinals.ordinals, by: columns) : ordinals.ordinals
+        let count = ordered ? limit.map { Swift.min($0, order.count) } ?? order.count : order.count
+        return order.prefix(count).map { projection.key(Int($0)) }
     }
 
     /// The number of matching objects when a column scan answers it (before any LIMIT).

@@ -396,3 +396,48 @@ extension TableProjection {
         return set
     }
 }
+
+// MARK: Sorting on columns
+
+extension TableProjection {
+    /// `ordinals` in the order of `sortKeys` (then the engine key, as every sort ends), by
+    /// the columns' own values: no `FieldValue` is made per comparison. Nil first, as
+    /// `SortDescriptor` orders; NaN as `QueryCompiler.order` orders it (neither before nor
+    /// after a number: equal to it, so the key decides).
+    func sorted(_ ordinals: [Int32], by sortKeys: [(column: ProjectedColumn, reverse: Bool)]) -> [Int32] {
+        var ordinals = ordinals
+        keyBytes.withUnsafeBufferPointer { bytes in
+            keyEnds.withUnsafeBufferPointer { ends in
+                func keyPrecedes(_ a: Int, _ b: Int) -> Bool {
+                    let x = UnsafeBufferPointer(rebasing: bytes[(a == 0 ? 0 : ends[a - 1]) ..< ends[a]])
+                    let y = UnsafeBufferPointer(rebasing: bytes[(b == 0 ? 0 : ends[b - 1]) ..< ends[b]])
+                    return x.lexicographicallyPrecedes(y)
+                }
+                ordinals.sort { a, b in
+                    let a = Int(a), b = Int(b)
+                    for (column, reverse) in sortKeys {
+                        let order = Self.order(column, a, b)
+                        if order != .orderedSame { return (order == .orderedAscending) != reverse }
+                    }
+                    return keyPrecedes(a, b)
+                }
+            }
+        }
+        return ordinals
+    }
+
+    private static func order(_ column: ProjectedColumn, _ a: Int, _ b: Int) -> ComparisonResult {
+        func typed<T: Comparable>(_ values: [T], _ nulls: [Bool]?) -> ComparisonResult {
+            if let nulls, nulls[a] || nulls[b] {
+                return nulls[a] == nulls[b] ? .orderedSame : nulls[a] ? .orderedAscending : .orderedDescending
+            }
+            let x = values[a], y = values[b]
+            return x < y ? .orderedAscending : y < x ? .orderedDescending : .orderedSame
+        }
+        switch column {
+        case .int(let values, let nulls): return typed(values, nulls)
+        case .double(let values, let nulls), .date(let values, let nulls): return typed(values, nulls)
+        default: return QueryCompiler.order(column.value(at: a), column.value(at: b))
+        }
+    }
+}
