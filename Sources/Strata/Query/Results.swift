@@ -511,8 +511,28 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         return matchingRowsByScan(in: realm, pending: pending, values: indexes)
     }
 
+    /// Whether the index look-up alone is the answer: the only filter is the equality it
+    /// looks up, on a kind whose index key is equal exactly when the values are (not NaN,
+    /// whose key equals itself; not decimals, keyed by their text), outside a write's
+    /// pending rows. (A key whose record turns out damaged is then still counted; reading
+    /// its object gives nil, as for any object that cannot be read.)
+    private func indexAnswersAlone(pending: [RowKey: PendingRow]) -> Bool {
+        guard let term = indexTerm, textFilters.isEmpty, filters.count == 1,
+              case .compare(.property(let index), .equal, .constant(let value))? = fieldExpression,
+              index == term.propertyIndex, pending.isEmpty else { return false }
+        switch value {
+        case .string, .int, .bool, .uuid, .objectId: return true
+        case .double(let d): return !d.isNaN
+        case .date(let d): return !d.timeIntervalSinceReferenceDate.isNaN
+        default: return false
+        }
+    }
+
     /// The same, from a look-up or a walk of the table's rows.
     private func matchingRowsByScan(in realm: Realm, pending: [RowKey: PendingRow], values indexes: [Int]) -> [(key: [UInt8], values: [FieldValue])] {
+        if indexes.isEmpty, indexAnswersAlone(pending: pending), let keys = candidateKeys(in: realm, pending: pending) {
+            return keys.map { ($0, []) }
+        }
         var rows: [(key: [UInt8], values: [FieldValue])] = []
         // A row that does not decode is skipped (and noted in the realm's readErrors), not
         // read as nulls: `damage` is set by the field reader, checked once per row.

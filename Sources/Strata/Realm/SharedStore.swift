@@ -21,6 +21,8 @@ final class SharedStore: @unchecked Sendable {
     /// The newest projection of each table (built by queries; a snapshot never changes, so
     /// every realm reading the same commit shares it).
     private let projections = Locked<[UInt32: TableProjection]>([:])
+    /// Projections built from a scan (not advanced from an older one), for tests.
+    let projectionBuilds = Locked(0)
     /// Each class bound once: a stored type never changes while the store is open (schema
     /// changes happen at the first open), so later realms reuse the checked binding.
     /// Opening a realm per request costs a few microseconds because of this.
@@ -386,15 +388,23 @@ final class SharedStore: @unchecked Sendable {
     // MARK: Projections
 
     /// The projection of `table` at `snapshot`, with `properties` projected: the kept one
-    /// if it is of that commit, else a new one (kept if it is the newest).
+    /// if it is of that commit; else the kept one advanced by the change log's changes in
+    /// between, when they are known; else a new one from a scan. The newest is kept.
     func projection(table: UInt32, snapshot: Snapshot, properties: [Int],
                     damaged: (_ key: [UInt8], _ error: any Error) -> Void) -> TableProjection {
-        if let kept = projections.withLock({ $0[table] }), kept.sequence == snapshot.sequence { return kept }
-        let made = TableProjection.build(table: table, snapshot: snapshot, properties: properties, damaged: damaged)
-        projections.withLock { kept in
-            if (kept[table]?.sequence ?? 0) <= made.sequence { kept[table] = made }
+        let kept = projections.withLock { $0[table] }
+        if let kept, kept.sequence == snapshot.sequence { return kept }
+        var made: TableProjection?
+        if let kept, kept.sequence < snapshot.sequence,
+           let changes = log.changes(after: kept.sequence, through: snapshot.sequence) {
+            made = kept.advanced(to: snapshot, changes: changes.tables[table] ?? TableChanges(), damaged: damaged)
         }
-        return made
+        if made == nil { projectionBuilds.withLock { $0 += 1 } }
+        let projection = made ?? TableProjection.build(table: table, snapshot: snapshot, properties: properties, damaged: damaged)
+        projections.withLock { kept in
+            if (kept[table]?.sequence ?? 0) <= projection.sequence { kept[table] = projection }
+        }
+        return projection
     }
 
     // MARK: Listeners

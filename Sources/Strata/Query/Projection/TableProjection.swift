@@ -36,6 +36,109 @@ enum ProjectedColumn {
         }
     }
 
+    /// Makes room for ordinals up to `count`, the new ones nil (set by the caller).
+    mutating func grow(to count: Int) {
+        func grown<T>(_ values: inout [T], _ nulls: [Bool]?, _ zero: T) -> [Bool] {
+            let old = values.count
+            values.append(contentsOf: repeatElement(zero, count: Swift.max(0, count - old)))
+            var marks = nulls ?? Array(repeating: false, count: old)
+            marks.append(contentsOf: repeatElement(true, count: Swift.max(0, count - old)))
+            return marks
+        }
+        switch self {
+        case .int(var values, let nulls):
+            let marks = grown(&values, nulls, 0)
+            self = .int(values, nulls: marks)
+        case .double(var values, let nulls):
+            let marks = grown(&values, nulls, 0)
+            self = .double(values, nulls: marks)
+        case .date(var values, let nulls):
+            let marks = grown(&values, nulls, 0)
+            self = .date(values, nulls: marks)
+        case .string(var codes, let dictionary):
+            codes.append(contentsOf: repeatElement(-1, count: Swift.max(0, count - codes.count)))
+            self = .string(codes: codes, dictionary: dictionary)
+        case .values(var values):
+            values.append(contentsOf: repeatElement(.null, count: Swift.max(0, count - values.count)))
+            self = .values(values)
+        }
+    }
+
+    /// Sets the values of some ordinals, in one pass: the column's arrays are taken out of
+    /// the enum first, so they are changed in place (copied at most once, when another
+    /// projection shares them). A value of another kind than the column's turns the column
+    /// into plain values; a changed string gets a new dictionary entry (judging a query
+    /// reads each entry once, whatever repeats).
+    mutating func set(_ updates: [(ordinal: Int, value: FieldValue)]) {
+        guard !updates.isEmpty else { return }
+        switch self {
+        case .int(var values, var nulls):
+            self = .values([])  // the arrays' only holders are now these bindings (and older projections)
+            let typed = Self.apply(updates, to: &values, &nulls) { if case .int(let i) = $0 { return i } else { return nil } }
+            self = typed ? .int(values, nulls: nulls) : Self.plain(.int(values, nulls: nulls), updates)
+        case .double(var values, var nulls):
+            self = .values([])
+            let typed = Self.apply(updates, to: &values, &nulls) { if case .double(let d) = $0 { return d } else { return nil } }
+            self = typed ? .double(values, nulls: nulls) : Self.plain(.double(values, nulls: nulls), updates)
+        case .date(var values, var nulls):
+            self = .values([])
+            let typed = Self.apply(updates, to: &values, &nulls) { if case .date(let d) = $0 { return d.timeIntervalSinceReferenceDate } else { return nil } }
+            self = typed ? .date(values, nulls: nulls) : Self.plain(.date(values, nulls: nulls), updates)
+        case .string(var codes, var dictionary):
+            self = .values([])
+            for (ordinal, value) in updates {
+                switch value {
+                case .string(let string):
+                    codes[ordinal] = Int32(dictionary.count)
+                    dictionary.append(string)
+                case .null:
+                    codes[ordinal] = -1
+                default:
+                    self = Self.plain(.string(codes: codes, dictionary: dictionary), updates)
+                    return
+                }
+            }
+            self = .string(codes: codes, dictionary: dictionary)
+        case .values(var values):
+            self = .values([])
+            for (ordinal, value) in updates { values[ordinal] = value }
+            self = .values(values)
+        }
+    }
+
+    /// Typed updates; false (some applied) if one is of another kind than the column's.
+    private static func apply<T>(_ updates: [(ordinal: Int, value: FieldValue)], to values: inout [T], _ nulls: inout [Bool]?,
+                                 _ typed: (FieldValue) -> T?) -> Bool {
+        for (ordinal, value) in updates {
+            if let typedValue = typed(value) {
+                values[ordinal] = typedValue
+                nulls?[ordinal] = false
+            } else if value == .null {
+                if nulls == nil { nulls = Array(repeating: false, count: values.count) }
+                nulls![ordinal] = true
+            } else {
+                return false
+            }
+        }
+        return true
+    }
+
+    private static func plain(_ column: ProjectedColumn, _ updates: [(ordinal: Int, value: FieldValue)]) -> ProjectedColumn {
+        var values = (0 ..< column.count).map { column.value(at: $0) }
+        for (ordinal, value) in updates { values[ordinal] = value }
+        return .values(values)
+    }
+
+    /// The number of ordinals the column covers.
+    var count: Int {
+        switch self {
+        case .int(let v, _): return v.count
+        case .double(let v, _), .date(let v, _): return v.count
+        case .string(let codes, _): return codes.count
+        case .values(let v): return v.count
+        }
+    }
+
     /// Bytes held, for memory accounting.
     var byteCount: Int {
         switch self {
@@ -136,7 +239,7 @@ enum ProjectedColumn {
 /// A set of ordinals as bits.
 struct OrdinalSet {
     private(set) var words: [UInt64]
-    let count: Int
+    private(set) var count: Int
 
     init(count: Int, all: Bool) {
         self.count = count
@@ -149,6 +252,20 @@ struct OrdinalSet {
         set {
             if newValue { words[ordinal >> 6] |= 1 << UInt64(ordinal & 63) } else { words[ordinal >> 6] &= ~(1 << UInt64(ordinal & 63)) }
         }
+    }
+
+    /// Makes room for ordinals up to `newCount` (the new ones not in the set).
+    mutating func grow(to newCount: Int) {
+        guard newCount > count else { return }
+        count = newCount
+        let needed = (newCount + 63) / 64
+        if words.count < needed { words.append(contentsOf: repeatElement(0, count: needed - words.count)) }
+    }
+
+    /// Adds one ordinal at the end.
+    mutating func append(_ member: Bool) {
+        grow(to: count + 1)
+        self[count - 1] = member
     }
 
     mutating func formIntersection(_ other: OrdinalSet) { for i in words.indices { words[i] &= other.words[i] } }
@@ -189,31 +306,50 @@ struct OrdinalSet {
 }
 
 /// One table of one snapshot, projected.
+///
+/// A projection is immutable once made (columns are added, never changed): a newer
+/// commit gets a new projection, *advanced* from the previous one by the commit's change
+/// set when it is known (the changed rows re-read, deleted ordinals marked dead, inserted
+/// ones appended; the arrays copied once, not rebuilt from a scan), else built again.
 final class TableProjection: @unchecked Sendable {
-    // @unchecked: `columns` and `damage` are guarded by `lock`; the rest never changes.
+    // @unchecked: `columns`, `damage` and `ordinalTable` are guarded by `lock`; the rest
+    // never changes after init.
     let table: UInt32
     /// The snapshot's sequence: the projection answers for that commit only.
     let sequence: UInt64
-    /// Ordinal → engine key, for every record of the table that could be read: the keys'
-    /// bytes end to end, and where each ends (two arrays, not one array per key).
+    /// Ordinal → engine key: the keys' bytes end to end, and where each ends (two arrays,
+    /// not one array per key). Dead ordinals keep their key.
     private let keyBytes: [UInt8]
     private let keyEnds: [Int]
+    /// The ordinals whose object exists at `sequence` (nil: all of them).
+    private let live: OrdinalSet?
     private let snapshot: Snapshot
+    /// Whether a scan of `snapshot` visits the records in ordinal order (a fresh build), so
+    /// a column can be added by a scan rather than a look-up per key.
+    private let scanOrdered: Bool
     private let lock = NSLock()
     private var columns: [Int: ProjectedColumn] = [:]
     /// Per property: the ordinals whose field did not decode (left out of filtered results).
     private var damage: [Int: OrdinalSet] = [:]
+    /// Key → ordinal, made when the projection is first advanced.
+    private var ordinalTable: KeyOrdinalTable?
+    /// Ordinals whose row was found missing while advancing to this projection.
+    private var missing: [Int] = []
 
-    private init(table: UInt32, snapshot: Snapshot, keyBytes: [UInt8], keyEnds: [Int]) {
+    private init(table: UInt32, snapshot: Snapshot, keyBytes: [UInt8], keyEnds: [Int], live: OrdinalSet?, scanOrdered: Bool) {
         self.table = table
         self.snapshot = snapshot
         sequence = snapshot.sequence
         self.keyBytes = keyBytes
         self.keyEnds = keyEnds
+        self.live = live
+        self.scanOrdered = scanOrdered
     }
 
-    /// The number of ordinals.
+    /// The number of ordinals (dead ones included).
     var count: Int { keyEnds.count }
+    /// The number of dead ordinals.
+    var deadCount: Int { live.map { count - $0.population } ?? 0 }
 
     /// The key of `ordinal`.
     func key(_ ordinal: Int) -> [UInt8] {
@@ -249,7 +385,8 @@ final class TableProjection: @unchecked Sendable {
                 }
             }
         }
-        let projection = TableProjection(table: table, snapshot: snapshot, keyBytes: keyBytes, keyEnds: keyEnds)
+        let projection = TableProjection(table: table, snapshot: snapshot, keyBytes: keyBytes, keyEnds: keyEnds,
+                                         live: nil, scanOrdered: true)
         for (position, property) in properties.enumerated() {
             projection.store(builders[position].build(), damaged: fieldDamage[position], for: property)
         }
@@ -265,30 +402,54 @@ final class TableProjection: @unchecked Sendable {
         }
     }
 
-    /// Property `property`'s column, projected now if it is not yet (one more scan of the
-    /// same snapshot, which visits its records in the same order). Nil if the scan did not
-    /// line up (it always does for an unchanged snapshot; checked, not assumed).
+    /// Property `property`'s column, projected now if it is not yet: by one more scan of
+    /// the same snapshot when it visits the records in ordinal order (checked, not
+    /// assumed), else by a look-up per ordinal. Nil if a record vanished (it cannot for an
+    /// unchanged snapshot).
     func column(_ property: Int, damaged: (_ key: [UInt8], _ error: any Error) -> Void) -> ProjectedColumn? {
         if let column = lock.withLock({ columns[property] }) { return column }
         var builder = ProjectedColumn.Builder(capacity: count)
         var fieldDamage: [Int] = []
-        var ordinal = 0
-        var aligned = true
-        snapshot.scanEntries(table: table, damaged: { _, _ in }) { entry in
-            guard aligned, ordinal < count, entry.withKeyBytes({ self.key(ordinal, is: $0) }) else {
-                aligned = false
-                return
-            }
+        func add(_ ordinal: Int, _ row: StoredValue) {
             do {
-                builder.append(try RowFormat.field(property, of: entry.value))
+                builder.append(try RowFormat.field(property, of: row))
             } catch {
                 builder.append(.null)
                 fieldDamage.append(ordinal)
-                damaged(entry.key, error)
+                damaged(key(ordinal), error)
             }
-            ordinal += 1
         }
-        guard aligned, ordinal == count else { return nil }
+        if scanOrdered {
+            var ordinal = 0
+            var aligned = true
+            snapshot.scanEntries(table: table, damaged: { _, _ in }) { entry in
+                guard aligned, ordinal < count, entry.withKeyBytes({ self.key(ordinal, is: $0) }) else {
+                    aligned = false
+                    return
+                }
+                add(ordinal, entry.value)
+                ordinal += 1
+            }
+            guard aligned, ordinal == count else { return nil }
+        } else {
+            for ordinal in 0 ..< count {
+                guard live?[ordinal] ?? true else {
+                    builder.append(.null)
+                    continue
+                }
+                let row: StoredValue?
+                do {
+                    row = try snapshot.storedValue(table: table, key: key(ordinal))
+                } catch {
+                    builder.append(.null)
+                    fieldDamage.append(ordinal)
+                    damaged(key(ordinal), error)
+                    continue
+                }
+                guard let row else { return nil }
+                add(ordinal, row)
+            }
+        }
         let column = builder.build()
         store(column, damaged: fieldDamage, for: property)
         return column
@@ -297,9 +458,161 @@ final class TableProjection: @unchecked Sendable {
     /// The ordinals whose field `property` did not decode.
     func damagedOrdinals(_ property: Int) -> OrdinalSet? { lock.withLock { damage[property] } }
 
+    /// The live ordinals (all of them when none is dead).
+    var liveOrdinals: OrdinalSet { live ?? OrdinalSet(count: count, all: true) }
+
     /// Bytes held by the projected columns and keys.
     var byteCount: Int {
         lock.withLock { columns.values.reduce(0) { $0 + $1.byteCount } } + keyBytes.count + keyEnds.count * 8
+    }
+}
+
+// MARK: Advancing to a newer commit
+
+extension TableProjection {
+    /// This projection moved to `snapshot` (newer), given what happened to the table in
+    /// between: rows deleted are marked dead, rows inserted appended, rows changed re-read.
+    /// Nil when a fresh build is the better answer (a quarter of the ordinals dead, or the
+    /// change set does not fit this projection).
+    func advanced(to snapshot: Snapshot, changes: TableChanges,
+                  damaged: (_ key: [UInt8], _ error: any Error) -> Void) -> TableProjection? {
+        guard snapshot.sequence > sequence else { return nil }
+        var index = lock.withLock { () -> KeyOrdinalTable in
+            if let built = ordinalTable { return built }
+            let built = KeyOrdinalTable(keyBytes: self.keyBytes, keyEnds: self.keyEnds)
+            ordinalTable = built
+            return built
+        }
+        let (columns, damage) = lock.withLock { (self.columns, self.damage) }
+        var keyBytes = self.keyBytes, keyEnds = self.keyEnds
+        var live = liveOrdinals
+        var reread: [Int] = []
+        for key in changes.deleted {
+            guard let ordinal = index.find(key.bytes, keyBytes: keyBytes, keyEnds: keyEnds), live[ordinal] else { return nil }
+            live[ordinal] = false
+        }
+        for key in changes.modified.keys {
+            guard let ordinal = index.find(key.bytes, keyBytes: keyBytes, keyEnds: keyEnds), live[ordinal] else { return nil }
+            reread.append(ordinal)
+        }
+        for key in changes.inserted {
+            if let ordinal = index.find(key.bytes, keyBytes: keyBytes, keyEnds: keyEnds) {
+                guard !live[ordinal] else { return nil }
+                live[ordinal] = true
+                reread.append(ordinal)
+            } else {
+                keyBytes.append(contentsOf: key.bytes)
+                keyEnds.append(keyBytes.count)
+                live.append(true)
+                index.insert(keyEnds.count - 1, keyBytes: keyBytes, keyEnds: keyEnds)
+                reread.append(keyEnds.count - 1)
+            }
+        }
+        guard (keyEnds.count - live.population) * 4 <= keyEnds.count else { return nil }
+        let next = TableProjection(table: table, snapshot: snapshot, keyBytes: keyBytes, keyEnds: keyEnds,
+                                   live: live.population == keyEnds.count ? nil : live, scanOrdered: false)
+        next.ordinalTable = index
+        // Each projected column: copied once, grown to the new ordinals, the changed rows re-read.
+        for (property, column) in columns {
+            var column = column
+            var bad = damage[property] ?? OrdinalSet(count: count, all: false)
+            column.grow(to: keyEnds.count)
+            bad.grow(to: keyEnds.count)
+            var updates: [(ordinal: Int, value: FieldValue)] = []
+            updates.reserveCapacity(reread.count)
+            for ordinal in reread {
+                let key = next.key(ordinal)
+                do {
+                    guard let row = try snapshot.storedValue(table: table, key: key) else {
+                        next.markDead(ordinal)
+                        continue
+                    }
+                    updates.append((ordinal, try RowFormat.field(property, of: row)))
+                    bad[ordinal] = false
+                } catch {
+                    updates.append((ordinal, .null))
+                    bad[ordinal] = true
+                    damaged(key, error)
+                }
+            }
+            column.set(updates)
+            next.lock.withLock {
+                next.columns[property] = column
+                next.damage[property] = bad
+            }
+        }
+        return next.deadsFixed()
+    }
+
+    /// Rows found missing while advancing (a change set that said modified for a row now
+    /// gone) are left out through the damage sets of every column.
+    private func markDead(_ ordinal: Int) {
+        lock.withLock { missing.append(ordinal) }
+    }
+
+    private func deadsFixed() -> TableProjection {
+        lock.withLock {
+            for ordinal in missing {
+                for property in damage.keys { damage[property]![ordinal] = true }
+            }
+        }
+        return self
+    }
+}
+
+/// Key → ordinal for one projection generation: open addressing over ordinals, the keys
+/// compared in the projection's key arena (no array per key).
+struct KeyOrdinalTable {
+    private var slots: [Int32]
+    private var used = 0
+
+    init(keyBytes: [UInt8], keyEnds: [Int]) {
+        slots = Array(repeating: -1, count: Self.capacity(for: keyEnds.count))
+        for ordinal in keyEnds.indices { insert(ordinal, keyBytes: keyBytes, keyEnds: keyEnds) }
+    }
+
+    private static func capacity(for count: Int) -> Int {
+        var capacity = 16
+        while capacity < count * 2 { capacity <<= 1 }
+        return capacity
+    }
+
+    private static func hash(_ bytes: some Collection<UInt8>) -> Int {
+        var hasher = Hasher()
+        for byte in bytes { hasher.combine(byte) }
+        return hasher.finalize()
+    }
+
+    private static func range(_ ordinal: Int, _ keyEnds: [Int]) -> Range<Int> {
+        (ordinal == 0 ? 0 : keyEnds[ordinal - 1]) ..< keyEnds[ordinal]
+    }
+
+    func find(_ key: [UInt8], keyBytes: [UInt8], keyEnds: [Int]) -> Int? {
+        let mask = slots.count - 1
+        var slot = Self.hash(key) & mask
+        while slots[slot] >= 0 {
+            let ordinal = Int(slots[slot])
+            if keyBytes[Self.range(ordinal, keyEnds)].elementsEqual(key) { return ordinal }
+            slot = (slot + 1) & mask
+        }
+        return nil
+    }
+
+    mutating func insert(_ ordinal: Int, keyBytes: [UInt8], keyEnds: [Int]) {
+        if (used + 1) * 2 > slots.count {
+            var grown = KeyOrdinalTable(empty: slots.count * 2)
+            for existing in slots where existing >= 0 { grown.insert(Int(existing), keyBytes: keyBytes, keyEnds: keyEnds) }
+            self = grown
+        }
+        let mask = slots.count - 1
+        var slot = Self.hash(keyBytes[Self.range(ordinal, keyEnds)]) & mask
+        while slots[slot] >= 0 { slot = (slot + 1) & mask }
+        slots[slot] = Int32(ordinal)
+        used += 1
+    }
+
+    private init(empty capacity: Int) {
+        slots = Array(repeating: -1, count: capacity)
     }
 }
 
@@ -319,6 +632,7 @@ extension TableProjection {
         }
         var result = evaluate(expression, columns)
         result.subtract(excluded)
+        if let live { result.formIntersection(live) }
         return result
     }
 
