@@ -27,7 +27,7 @@ struct StrataBench: ParsableCommand {
     var strataOnly = false
     @Option(help: "Directory of the real JSON payloads.")
     var jsonDirectory = "../../shared/data/json"
-    @Option(help: "Which suites to run: all, engine, peers, encryption, objects, models, controller, json, concurrency or scale.")
+    @Option(help: "Which suites to run: all, engine, peers, encryption, objects, models, controller, json, concurrency, scale or queries.")
     var suite = "all"
     @Option(help: "Profile one object-level phase alone: upsert, make, read, scan or sort.")
     var profileObjects: String?
@@ -51,6 +51,8 @@ struct StrataBench: ParsableCommand {
     var listElements = 1_000_000
     @Option(help: "Keys of the engine store in the scale suite.")
     var scaleKeys = 10_000_000
+    @Option(help: "Object counts of the queries suite, comma-separated (a fresh store each).")
+    var queryObjects = "100000,1000000"
 
     func run() throws {
         let work = directory ?? (NSTemporaryDirectory() + "strata-bench-\(getpid())")
@@ -96,8 +98,12 @@ struct StrataBench: ParsableCommand {
             try store.close()
             return
         }
-        guard ["all", "engine", "peers", "encryption", "objects", "models", "controller", "json", "concurrency", "scale"].contains(suite) else {
-            throw ValidationError("--suite takes all, engine, peers, encryption, objects, models, controller, json, concurrency or scale, got '\(suite)'")
+        guard ["all", "engine", "peers", "encryption", "objects", "models", "controller", "json", "concurrency", "scale", "queries"].contains(suite) else {
+            throw ValidationError("--suite takes all, engine, peers, encryption, objects, models, controller, json, concurrency, scale or queries, got '\(suite)'")
+        }
+        let querySizes = queryObjects.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        guard !querySizes.isEmpty, querySizes.allSatisfy({ ($0 ?? 0) > 0 }) else {
+            throw ValidationError("--query-objects takes positive counts separated by commas, got '\(queryObjects)'")
         }
         print("`make bench` (release build), \(ProcessInfo.processInfo.activeProcessorCount) cores, medians of \(rounds) rounds, files in \(work)\n")
         if suite == "all" || suite == "engine" {
@@ -148,6 +154,11 @@ struct StrataBench: ParsableCommand {
                                            sharers: objects, workDirectory: work).run()
             print("\n## Scale (long lists, a popular indexed value, a 10M-key store, the largest value)\n")
             print(markdownTable(rows, columns: ("before / baseline", "–")))
+        }
+        if suite == "all" || suite == "queries" {
+            let tables = try QueryBenchmarks(sizes: querySizes.compactMap { $0 }, workDirectory: work).run(rounds: rounds)
+            print("\n## Queries (the columnar read path workload)\n")
+            print(tables.joined(separator: "\n"))
         }
         if suite == "all" || suite == "controller" {
             let rows = try ControllerBenchmarks(sizes: [10_000, 100_000, 1_000_000], workDirectory: work).run()
