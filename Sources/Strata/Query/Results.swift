@@ -68,7 +68,8 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             return realm.snapshot.count(table: query.bound.table)
         }
         realm.verifyThread()
-        if cache.version != realm.readVersion || cache.version == 0, let counted = query.projectedCount(in: realm) {
+        // (Sorted results are about to be read: their keys are computed once, below.)
+        if !query.isSorted, cache.version != realm.readVersion || cache.version == 0, let counted = query.projectedCount(in: realm) {
             return query.limit.map { Swift.min($0, counted) } ?? counted
         }
         return keys.count

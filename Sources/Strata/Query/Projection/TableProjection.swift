@@ -718,7 +718,10 @@ extension TableProjection {
     /// the columns' own values: no `FieldValue` is made per comparison. Nil first, as
     /// `SortDescriptor` orders; NaN as `QueryCompiler.order` orders it (neither before nor
     /// after a number: equal to it, so the key decides).
-    func sorted(_ ordinals: [Int32], by sortKeys: [(column: ProjectedColumn, reverse: Bool)]) -> [Int32] {
+    func sorted(_ ordinals: [Int32], by sortKeys: [(column: ProjectedColumn, reverse: Bool)], general: Bool = false) -> [Int32] {
+        if !general, sortKeys.count == 1, let numeric = Self.numericValues(sortKeys[0].column) {
+            return sorted(ordinals, byNumbers: numeric, reverse: sortKeys[0].reverse)
+        }
         var ordinals = ordinals
         keyBytes.withUnsafeBufferPointer { bytes in
             keyEnds.withUnsafeBufferPointer { ends in
@@ -738,6 +741,47 @@ extension TableProjection {
             }
         }
         return ordinals
+    }
+
+    /// A column of numbers without nil, as Doubles that order as its values (integers
+    /// beyond 2^53 would not: nil for them, as for every other column).
+    private static func numericValues(_ column: ProjectedColumn) -> [Double]? {
+        switch column {
+        case .double(let values, nil), .date(let values, nil): return values
+        case .int(let values, nil):
+            guard values.allSatisfy({ $0.magnitude <= 1 << 53 }) else { return nil }
+            return values.map(Double.init)
+        default: return nil
+        }
+    }
+
+    /// One numeric sort key: (value, ordinal) pairs sorted with plain `<`, the keys
+    /// compared only between equal values. NaN is equal to every number under the row
+    /// rule (`QueryCompiler.order`), which is no order a sort can keep, so a column with
+    /// NaN takes the general path.
+    private func sorted(_ ordinals: [Int32], byNumbers values: [Double], reverse: Bool) -> [Int32] {
+        var pairs: [(value: Double, ordinal: Int32)] = []
+        pairs.reserveCapacity(ordinals.count)
+        for ordinal in ordinals {
+            let value = values[Int(ordinal)]
+            if value.isNaN { return sorted(ordinals, by: [(.double(values, nulls: nil), reverse)], general: true) }
+            pairs.append((value, ordinal))
+        }
+        keyBytes.withUnsafeBufferPointer { bytes in
+            keyEnds.withUnsafeBufferPointer { ends in
+                func keyPrecedes(_ a: Int, _ b: Int) -> Bool {
+                    let x = UnsafeBufferPointer(rebasing: bytes[(a == 0 ? 0 : ends[a - 1]) ..< ends[a]])
+                    let y = UnsafeBufferPointer(rebasing: bytes[(b == 0 ? 0 : ends[b - 1]) ..< ends[b]])
+                    return x.lexicographicallyPrecedes(y)
+                }
+                if reverse {
+                    pairs.sort { $0.value != $1.value ? $0.value > $1.value : keyPrecedes(Int($0.ordinal), Int($1.ordinal)) }
+                } else {
+                    pairs.sort { $0.value != $1.value ? $0.value < $1.value : keyPrecedes(Int($0.ordinal), Int($1.ordinal)) }
+                }
+            }
+        }
+        return pairs.map(\.ordinal)
     }
 
     private static func order(_ column: ProjectedColumn, _ a: Int, _ b: Int) -> ComparisonResult {
