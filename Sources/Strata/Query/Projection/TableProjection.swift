@@ -723,24 +723,30 @@ extension TableProjection {
             return sorted(ordinals, byNumbers: numeric, reverse: sortKeys[0].reverse)
         }
         var ordinals = ordinals
+        withKeyOrder { keyPrecedes in
+            ordinals.sort { a, b in
+                let a = Int(a), b = Int(b)
+                for (column, reverse) in sortKeys {
+                    let order = Self.order(column, a, b)
+                    if order != .orderedSame { return (order == .orderedAscending) != reverse }
+                }
+                return keyPrecedes(a, b)
+            }
+        }
+        return ordinals
+    }
+
+    /// Runs `body` with the order of two ordinals' keys (bytes compared in the arena).
+    private func withKeyOrder(_ body: ((Int, Int) -> Bool) -> Void) {
         keyBytes.withUnsafeBufferPointer { bytes in
             keyEnds.withUnsafeBufferPointer { ends in
-                func keyPrecedes(_ a: Int, _ b: Int) -> Bool {
+                body { a, b in
                     let x = UnsafeBufferPointer(rebasing: bytes[(a == 0 ? 0 : ends[a - 1]) ..< ends[a]])
                     let y = UnsafeBufferPointer(rebasing: bytes[(b == 0 ? 0 : ends[b - 1]) ..< ends[b]])
                     return x.lexicographicallyPrecedes(y)
                 }
-                ordinals.sort { a, b in
-                    let a = Int(a), b = Int(b)
-                    for (column, reverse) in sortKeys {
-                        let order = Self.order(column, a, b)
-                        if order != .orderedSame { return (order == .orderedAscending) != reverse }
-                    }
-                    return keyPrecedes(a, b)
-                }
             }
         }
-        return ordinals
     }
 
     /// A column of numbers without nil, as Doubles that order as its values (integers
@@ -767,18 +773,11 @@ extension TableProjection {
             if value.isNaN { return sorted(ordinals, by: [(.double(values, nulls: nil), reverse)], general: true) }
             pairs.append((value, ordinal))
         }
-        keyBytes.withUnsafeBufferPointer { bytes in
-            keyEnds.withUnsafeBufferPointer { ends in
-                func keyPrecedes(_ a: Int, _ b: Int) -> Bool {
-                    let x = UnsafeBufferPointer(rebasing: bytes[(a == 0 ? 0 : ends[a - 1]) ..< ends[a]])
-                    let y = UnsafeBufferPointer(rebasing: bytes[(b == 0 ? 0 : ends[b - 1]) ..< ends[b]])
-                    return x.lexicographicallyPrecedes(y)
-                }
-                if reverse {
-                    pairs.sort { $0.value != $1.value ? $0.value > $1.value : keyPrecedes(Int($0.ordinal), Int($1.ordinal)) }
-                } else {
-                    pairs.sort { $0.value != $1.value ? $0.value < $1.value : keyPrecedes(Int($0.ordinal), Int($1.ordinal)) }
-                }
+        withKeyOrder { keyPrecedes in
+            if reverse {
+                pairs.sort { $0.value != $1.value ? $0.value > $1.value : keyPrecedes(Int($0.ordinal), Int($1.ordinal)) }
+            } else {
+                pairs.sort { $0.value != $1.value ? $0.value < $1.value : keyPrecedes(Int($0.ordinal), Int($1.ordinal)) }
             }
         }
         return pairs.map(\.ordinal)
