@@ -288,15 +288,19 @@ struct OrdinalSet {
         return result
     }
 
-    /// Sets the bit of every ordinal where `test` holds.
+    /// Sets the bit of every ordinal where `test` holds. Inlined into each caller, so the
+    /// test is a plain comparison in a branch-free loop, not a call per ordinal.
+    @inline(__always)
     static func matching(count: Int, _ test: (Int) -> Bool) -> OrdinalSet {
         var set = OrdinalSet(count: count, all: false)
         set.words.withUnsafeMutableBufferPointer { words in
             var ordinal = 0
             for w in 0 ..< words.count {
                 var word: UInt64 = 0
-                let end = min(64, count - ordinal)
-                for bit in 0 ..< end where test(ordinal + bit) { word |= 1 << UInt64(bit) }
+                let end = Swift.min(64, count - ordinal)
+                for bit in 0 ..< end {
+                    word |= UInt64(test(ordinal + bit) ? 1 : 0) &<< UInt64(bit)
+                }
                 words[w] = word
                 ordinal += 64
             }
@@ -692,6 +696,7 @@ extension TableProjection {
 
     /// A typed loop with the row rule's meaning: nil equals only nil, differs from every
     /// value, and is never ordered; the value's own operators otherwise.
+    @inline(__always)
     private static func loop<T: Comparable>(_ values: [T], _ nulls: [Bool]?, _ op: QueryComparison, _ c: T) -> OrdinalSet {
         let count = values.count
         var set: OrdinalSet = values.withUnsafeBufferPointer { v in
