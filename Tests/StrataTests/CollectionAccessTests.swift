@@ -208,3 +208,40 @@ final class CollectionAccessTests: RealmTestCase {
         XCTAssertNil(released, "the realm outlived every reference the test held")
     }
 }
+
+extension CollectionAccessTests {
+    /// Issue 26, behaviour 4: `for x in list { list.append(x) }` never ended (the default
+    /// iterator re-read the growing end); Realm iterates the elements present when the loop
+    /// starts. A loop that removes stops at the end instead of trapping.
+    func testIteratingAListWhileAppendingToItEnds() throws {
+        let unmanaged = List<String>()
+        unmanaged.append(objectsIn: ["a", "b"])
+        var visited: [String] = []
+        for tag in unmanaged {
+            visited.append(tag)
+            unmanaged.append(tag + "!")
+        }
+        XCTAssertEqual(visited, ["a", "b"])
+        XCTAssertEqual(Array(unmanaged), ["a", "b", "a!", "b!"])
+
+        let realm = try openRealm()
+        let user = makeUser("1")
+        user.tags.append(objectsIn: ["x", "y", "z"])
+        try realm.write { try realm.add(user) }
+        try realm.write {
+            var seen = 0
+            for tag in user.tags {
+                seen += 1
+                user.tags.append(tag)
+            }
+            XCTAssertEqual(seen, 3)
+            seen = 0
+            for _ in user.tags {
+                seen += 1
+                user.tags.removeLast()
+            }
+            XCTAssertEqual(seen, 3, "stops where the shortened list ends")
+        }
+        XCTAssertEqual(Array(user.tags), ["x", "y", "z"])
+    }
+}

@@ -143,6 +143,26 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
         return contents(owner).count
     }
 
+    /// Iterates the elements that are in the list when iteration starts, as Realm does: a
+    /// loop that appends to the list it iterates ends (it does not visit what it added),
+    /// and one that removes elements stops at the list's end instead of trapping.
+    public func makeIterator() -> Iterator { Iterator(list: self, end: count) }
+
+    /// An iterator over the elements present when it was made (see ``makeIterator()``).
+    public struct Iterator: IteratorProtocol {
+        let list: List<Element>
+        let end: Int
+        var position = 0
+
+        /// The next element, or nil at the end of the elements iteration started with (or
+        /// of the list, if it became shorter).
+        public mutating func next() -> Element? {
+            guard position < end, position < list.count else { return nil }
+            defer { position += 1 }
+            return list[position]
+        }
+    }
+
     /// The element at `position`; setting it needs a write when the list is managed.
     public subscript(position: Int) -> Element {
         get {
