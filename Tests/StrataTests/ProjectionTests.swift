@@ -67,15 +67,7 @@ final class ProjectionTests: RealmTestCase {
                     // is unordered, so an exact order is not defined; neighbours are checked).
                     let sorted = Array(results.sorted(by: sort))
                     XCTAssertEqual(Set(sorted.map(\.objId)), expected, "round \(round), predicate \(number), sort")
-                    for (a, b) in zip(sorted.dropLast(), sorted.dropFirst()) {
-                        for descriptor in sort {
-                            let order = descriptor.compare(a, b)
-                            if order == .orderedDescending {
-                                XCTFail("round \(round), predicate \(number): \(a.objId) before \(b.objId), Foundation orders them the other way")
-                            }
-                            if order != .orderedSame { break }
-                        }
-                    }
+                    assertNoNeighboursReversed(sorted, by: sort, "round \(round), predicate \(number)")
                 }
             }
         }

@@ -74,15 +74,7 @@ final class QueryEquivalenceTests: RealmTestCase {
             XCTAssertEqual(Array(onColumns.prefix(5)).map(\.objId), Array(sorted.prefix(5)).map(\.objId))
             let values = sorted.map { user in sort.map { descriptor -> String in "\(user[keyPath: descriptor.keyPath!])" } }
             XCTAssertEqual(sorted.count, all.count)
-            for (a, b) in zip(sorted.dropLast(), sorted.dropFirst()) {
-                for descriptor in sort {
-                    let order = descriptor.compare(a, b)
-                    if order == .orderedDescending {
-                        XCTFail("sort \(number): \(a.objId) before \(b.objId) but Foundation orders them the other way (\(values.prefix(3)))")
-                    }
-                    if order != .orderedSame { break }
-                }
-            }
+            assertNoNeighboursReversed(sorted, by: sort, "sort \(number) (\(values.prefix(3)))")
         }
     }
 }

@@ -37,6 +37,22 @@ class RealmTestCase: XCTestCase {
         try Realm(configuration: configuration(types: types))
     }
 
+    /// Fails for each pair of neighbours in `users` that Foundation's `sort` orders the other
+    /// way (`context` names the case in the message).
+    func assertNoNeighboursReversed(_ users: some Sequence<User>, by sort: [SortDescriptor<User>], _ context: String,
+                                    file: StaticString = #filePath, line: UInt = #line) {
+        let users = Array(users)
+        for (a, b) in zip(users.dropLast(), users.dropFirst()) {
+            for descriptor in sort {
+                let order = descriptor.compare(a, b)
+                if order == .orderedDescending {
+                    XCTFail("\(context): \(a.objId) before \(b.objId), but Foundation orders them the other way", file: file, line: line)
+                }
+                if order != .orderedSame { break }
+            }
+        }
+    }
+
     func makeUser(_ id: String, rank: Int = 0, city: String = "Raleigh", lastName: String = "") -> User {
         newUser(id, rank: rank, city: city, lastName: lastName)
     }

@@ -476,8 +476,9 @@ final class TableProjection: @unchecked Sendable {
 extension TableProjection {
     /// This projection moved to `snapshot` (newer), given what happened to the table in
     /// between: rows deleted are marked dead, rows inserted appended, rows changed re-read.
-    /// Nil when a fresh build is the better answer (a quarter of the ordinals dead, or the
-    /// change set does not fit this projection).
+    /// Nil when a fresh build is the better answer (a quarter of the ordinals dead, a string
+    /// column's dictionary past twice the ordinals, or a change set that does not fit this
+    /// projection).
     func advanced(to snapshot: Snapshot, changes: TableChanges,
                   damaged: (_ key: [UInt8], _ error: any Error) -> Void) -> TableProjection? {
         guard snapshot.sequence > sequence else { return nil }
@@ -540,6 +541,8 @@ extension TableProjection {
                 }
             }
             column.set(updates)
+            // A changed string takes a new dictionary entry: past twice the ordinals, start over.
+            if case .string(_, let dictionary) = column, dictionary.count > 2 * keyEnds.count + 1024 { return nil }
             next.lock.withLock {
                 next.columns[property] = column
                 next.damage[property] = bad
