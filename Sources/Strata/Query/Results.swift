@@ -22,7 +22,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     private let cache: Cache
 
     final class Cache {
-        var keys: [[UInt8]] = []
+        var resultSet: ResultSet?
         var version: UInt64 = 0
     }
 
@@ -36,20 +36,23 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         cache = Cache()
     }
 
-    /// The keys of the matching objects, evaluated for the realm's current content.
-    var keys: [[UInt8]] {
+    /// The matching objects, evaluated for the realm's current content (once per version).
+    var resultSet: ResultSet {
         realm.verifyThread()
         let version = realm.readVersion
-        if cache.version != version || cache.version == 0 {
-            cache.keys = query.evaluate(in: realm)
-            cache.version = version
-        }
-        return cache.keys
+        if let kept = cache.resultSet, cache.version == version, version != 0 { return kept }
+        let evaluated = query.resultSet(in: realm)
+        cache.resultSet = evaluated
+        cache.version = version
+        return evaluated
     }
+
+    /// The keys of the matching objects, in order (all of them copied: prefer `resultSet`).
+    var keys: [[UInt8]] { resultSet.keys }
 
     /// Seeds the cache with keys already evaluated for the realm's current content.
     func primeCache(_ keys: [[UInt8]]) {
-        cache.keys = keys
+        cache.resultSet = ResultSet(keys: keys)
         cache.version = realm.readVersion
     }
 
@@ -61,18 +64,14 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     public var endIndex: Int { count }
 
     /// The number of matching objects (unfiltered, outside a write: the engine's key count;
-    /// filters over stored fields: counted on the table's columns, no key is copied).
+    /// filters over stored fields: counted on the table's columns, no key is copied and
+    /// nothing is sorted).
     public var count: Int {
         if query.filters.isEmpty, query.textFilters.isEmpty, query.limit == nil, realm.writeState == nil {
             realm.verifyThread()
             return realm.snapshot.count(table: query.bound.table)
         }
-        realm.verifyThread()
-        // (Sorted results are about to be read: their keys are computed once, below.)
-        if !query.isSorted, cache.version != realm.readVersion || cache.version == 0, let counted = query.projectedCount(in: realm) {
-            return query.limit.map { Swift.min($0, counted) } ?? counted
-        }
-        return keys.count
+        return resultSet.count
     }
 
     /// How the query runs, in words: the access path the planner chose (primary key, hash
@@ -92,24 +91,24 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     /// The object at `position`.
     public subscript(position: Int) -> Element {
-        let keys = self.keys
-        precondition(position >= 0 && position < keys.count, "Index \(position) is out of bounds (must be less than \(keys.count))")
-        return realm.makeObject(bound: query.bound, key: keys[position], row: nil) as! Element
+        let set = resultSet
+        precondition(position >= 0 && position < set.count, "Index \(position) is out of bounds (must be less than \(set.count))")
+        return realm.makeObject(bound: query.bound, key: set.key(at: position), row: nil) as! Element
     }
 
     /// Iterates the objects matching when iteration starts (changes made meanwhile do not move it).
-    public func makeIterator() -> Iterator { Iterator(results: self, keys: keys) }
+    public func makeIterator() -> Iterator { Iterator(results: self, set: resultSet) }
 
-    /// Iterates a stable list of keys.
+    /// Iterates one evaluation of the results.
     public struct Iterator: IteratorProtocol {
         let results: Results
-        let keys: [[UInt8]]
+        let set: ResultSet
         var position = 0
 
         /// The next object still present, or nil at the end.
         public mutating func next() -> Element? {
-            while position < keys.count {
-                let key = keys[position]
+            while position < set.count {
+                let key = set.key(at: position)
                 position += 1
                 if let object = results.realm.object(bound: results.query.bound, key: key) as? Element { return object }
             }
@@ -197,6 +196,51 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     /// The objects as an array.
     public func toArray() -> [Element] { Array(self) }
+
+    /// The value of `keyPath` for each object, in order: `results.map(\.id)`. A stored
+    /// property is read from the key, the projected column or the stored row, without
+    /// building an object; any other key path reads the objects at each position (as
+    /// `Collection.map` does: an object that cannot be read gives its zero values).
+    public func map<T>(_ keyPath: KeyPath<Element, T>) -> [T] {
+        if let values = storedValues(keyPath) { return values }
+        return indices.map { self[$0][keyPath: keyPath] }
+    }
+
+    /// The stored values of `keyPath` in order, or nil when they must come from objects:
+    /// not a stored scalar property, inside a write with pending rows of the type, or a
+    /// row that does not read (the objects then decide, as they always have).
+    private func storedValues<T>(_ keyPath: KeyPath<Element, T>) -> [T]? {
+        realm.verifyThread()
+        let bound = query.bound
+        guard let index = bound.info.propertyIndex(for: keyPath), let type = T.self as? any _PersistableValue.Type,
+              !bound.schema.properties[index].isList, bound.schema.properties[index].kind != .object,
+              realm.writeState?.rows.keys.contains(where: { $0.table == bound.table }) != true else { return nil }
+        let set = resultSet
+        // Integer, UUID and ObjectId primary keys read back from the engine key (strings are
+        // keyed in one normal form, which may not be the stored spelling).
+        let fromKey = index == bound.primaryKeyIndex && bound.schema.properties[index].kind != .string
+        var values: [T] = []
+        values.reserveCapacity(set.count)
+        for position in 0 ..< set.count {
+            let field: FieldValue
+            if let (projection, ordinal) = set.ordinal(at: position), let column = projection.projectedColumn(index),
+               projection.damagedOrdinals(index)?[ordinal] != true {
+                field = column.value(at: ordinal)
+            } else {
+                let key = set.key(at: position)
+                if fromKey, let value = PrimaryKeyValue(keyBytes: key) {
+                    field = value.field
+                } else {
+                    guard let row = realm.storedRow(table: bound.table, key: key),
+                          let stored = try? RowFormat.field(index, of: row) else { return nil }
+                    field = stored
+                }
+            }
+            guard let value = type._fromField(field, in: realm) as? T else { return nil }
+            values.append(value)
+        }
+        return values
+    }
 
     // MARK: Aggregates
 
@@ -420,7 +464,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// The same, reading stored fields only: no object is built.
     private func evaluateOnFields(in realm: Realm, pending: [RowKey: PendingRow], sortKeys: [(index: Int, reverse: Bool)],
                                   ordered: Bool = true) -> [[UInt8]] {
-        if let keys = sortedOnColumns(in: realm, pending: pending, sortKeys: sortKeys, ordered: ordered) { return keys }
+        if let set = columnResultSet(in: realm, pending: pending, sortKeys: sortKeys, ordered: ordered) { return set.keys }
         var rows = matchingRows(in: realm, pending: pending, values: sortKeys.map(\.index))
         if !ordered {
             // The caller orders them.
@@ -466,10 +510,11 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         return (projection, selected)
     }
 
-    /// A column scan's keys in order, sorted on the columns; only the first `limit` keys are
-    /// copied. Nil when the plan is not a column scan.
-    private func sortedOnColumns(in realm: Realm, pending: [RowKey: PendingRow], sortKeys: [(index: Int, reverse: Bool)],
-                                 ordered: Bool) -> [[UInt8]]? {
+    /// A column scan's answer as a result set, ordered by `sortKeys` (or, with `ordered:
+    /// false`, by ordinal, for callers that order the keys themselves); nil when the plan
+    /// is not a column scan.
+    private func columnResultSet(in realm: Realm, pending: [RowKey: PendingRow], sortKeys: [(index: Int, reverse: Bool)],
+                                 ordered: Bool) -> ResultSet? {
         guard let (projection, selected) = selection(in: realm, pending: pending, values: sortKeys.map(\.index)) else { return nil }
         var excluded = OrdinalSet(count: projection.count, all: false)
         var columns: [(column: ProjectedColumn, reverse: Bool)] = []
@@ -481,15 +526,18 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         var ordinals = selected
         ordinals.subtract(excluded)
         // Without a sort, primary-key order is the keys' byte order: the same sort, by key only.
-        let order = ordered ? projection.sorted(ordinals.ordinals, by: columns) : ordinals.ordinals
-        let count = ordered ? limit.map { Swift.min($0, order.count) } ?? order.count : order.count
-        return order.prefix(count).map { projection.key(Int($0)) }
+        return ResultSet(projection: projection, selected: ordinals,
+                         order: ordered ? projection.order(by: columns) : TableProjection.ordinalOrder, limit: ordered ? limit : nil)
     }
 
-    /// The number of matching objects when a column scan answers it (before any LIMIT).
-    func projectedCount(in realm: Realm) -> Int? {
-        let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == bound.table } } ?? [:]
-        return selection(in: realm, pending: pending, values: [])?.1.population
+    /// The matching objects as a result set: a column scan's ordinals, ordered as far as
+    /// they are read, or the keys of any other plan.
+    func resultSet(in realm: Realm) -> ResultSet {
+        if filters.isEmpty || fieldExpression != nil, let sortKeys {
+            let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == bound.table } } ?? [:]
+            if let set = columnResultSet(in: realm, pending: pending, sortKeys: sortKeys, ordered: true) { return set }
+        }
+        return ResultSet(keys: evaluate(in: realm))
     }
 
     /// The key and the values of properties `values` of each row that matches, in no order.

@@ -459,6 +459,9 @@ final class TableProjection: @unchecked Sendable {
         return column
     }
 
+    /// Property `property`'s column if it is already projected (never projects it).
+    func projectedColumn(_ property: Int) -> ProjectedColumn? { lock.withLock { columns[property] } }
+
     /// The ordinals whose field `property` did not decode.
     func damagedOrdinals(_ property: Int) -> OrdinalSet? { lock.withLock { damage[property] } }
 
@@ -804,5 +807,60 @@ extension TableProjection {
         case .double(let values, let nulls), .date(let values, let nulls): return typed(values, nulls)
         default: return QueryCompiler.order(column.value(at: a), column.value(at: b))
         }
+    }
+}
+
+// MARK: Orders for result sets
+
+extension TableProjection {
+    /// How a result set orders ordinals: a comparison (for keeping the best k), a whole
+    /// sort (the faster path once most items are wanted), and whether the comparison is
+    /// not a strict weak order for some items (NaN: equal to every number), in which case
+    /// only the whole sort is used, as before result sets were lazy.
+    struct OrdinalOrder {
+        let precedes: (Int32, Int32) -> Bool
+        let sorted: ([Int32]) -> [Int32]
+        let needsWholeSort: ([Int32]) -> Bool
+        /// The ordinals are wanted in ascending ordinal order (callers that order them).
+        let isIdentity: Bool
+    }
+
+    /// Ascending ordinals, for callers that order the keys themselves.
+    static var ordinalOrder: OrdinalOrder {
+        OrdinalOrder(precedes: { $0 < $1 }, sorted: { $0 }, needsWholeSort: { _ in false }, isIdentity: true)
+    }
+
+    /// The order of `sortKeys`, then the engine key (primary-key order when there are none).
+    func order(by sortKeys: [(column: ProjectedColumn, reverse: Bool)]) -> OrdinalOrder {
+        let keyBytes = self.keyBytes, keyEnds = self.keyEnds
+        let keyPrecedes = { (a: Int, b: Int) -> Bool in
+            keyBytes[(a == 0 ? 0 : keyEnds[a - 1]) ..< keyEnds[a]].lexicographicallyPrecedes(keyBytes[(b == 0 ? 0 : keyEnds[b - 1]) ..< keyEnds[b]])
+        }
+        let whole = { (ordinals: [Int32]) in self.sorted(ordinals, by: sortKeys) }
+        let floats: [[Double]] = sortKeys.compactMap {
+            switch $0.column {
+            case .double(let values, _), .date(let values, _): return values
+            default: return nil
+            }
+        }
+        let needsWholeSort = { (ordinals: [Int32]) -> Bool in
+            floats.contains { values in ordinals.contains { values[Int($0)].isNaN } }
+        }
+        if sortKeys.count == 1, let numbers = Self.numericValues(sortKeys[0].column) {
+            let reverse = sortKeys[0].reverse
+            return OrdinalOrder(precedes: { a, b in
+                let x = numbers[Int(a)], y = numbers[Int(b)]
+                if x != y { return reverse ? x > y : x < y }
+                return keyPrecedes(Int(a), Int(b))
+            }, sorted: whole, needsWholeSort: needsWholeSort, isIdentity: false)
+        }
+        return OrdinalOrder(precedes: { a, b in
+            let a = Int(a), b = Int(b)
+            for (column, reverse) in sortKeys {
+                let order = Self.order(column, a, b)
+                if order != .orderedSame { return (order == .orderedAscending) != reverse }
+            }
+            return keyPrecedes(a, b)
+        }, sorted: whole, needsWholeSort: needsWholeSort, isIdentity: false)
     }
 }
