@@ -30,7 +30,7 @@ test: deps
 
 # The concurrency tests under ThreadSanitizer (own build folder, so it does not evict the debug build).
 tsan: deps
-	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --disable-swift-testing --filter 'StrataStorageTests.ConcurrencyTests|StrataStorageTests.EncryptionTests/testConcurrentReadersAndAWriterOnAnEncryptedStore|StrataStorageTests.AsyncWriteTests|StrataTests.ConcurrencyTests|StrataTests.FailedSyncTests|StrataStorageTests.CompactionTests/testReadersWriters|StrataTests.HandoffAndCopyTests|StrataTests.NotificationTests|StrataTests.WriteSemanticsTests/testConcurrentDurableWritersNeverLoseAnUpdate|StrataTests.ResultsControllerTests/testWritesFromOtherThreadsReachAQueueConfinedController|StrataTests.WriteGateTests'
+	$(SWIFT) test --sanitize=thread --scratch-path .build-tsan --disable-swift-testing --filter 'StrataStorageTests.ConcurrencyTests|StrataStorageTests.EncryptionTests/testConcurrentReadersAndAWriterOnAnEncryptedStore|StrataStorageTests.AsyncWriteTests|StrataTests.ConcurrencyTests|StrataTests.FailedSyncTests|StrataStorageTests.CompactionTests/testReadersWriters|StrataTests.HandoffAndCopyTests|StrataTests.NotificationTests|StrataTests.WriteSemanticsTests/testConcurrentDurableWritersNeverLoseAnUpdate|StrataTests.ResultsControllerTests/testWritesFromOtherThreadsReachAQueueConfinedController|StrataTests.WriteGateTests|StrataStorageTests.SealedHintTests'
 
 # The benchmark suite (its own package; builds GRDB in release mode).
 # The engine's peers (LMDB, RocksDB, LevelDB) come from Debian's -dev packages.

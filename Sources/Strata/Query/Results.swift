@@ -236,10 +236,27 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                     field = stored
                 }
             }
-            guard let value = type._fromField(field, in: realm) as? T else { return nil }
-            values.append(value)
+            if let value = Self.plain(field, as: T.self) {
+                values.append(value)
+            } else {
+                guard let value = type._fromField(field, in: realm) as? T else { return nil }
+                values.append(value)
+            }
         }
         return values
+    }
+
+    /// A field of the exact kind a plain `Int`, `Double`, `String` or `Bool` stores, without
+    /// boxing it through `_fromField`; nil for anything else (the general path reads it).
+    @inline(__always)
+    private static func plain<T>(_ field: FieldValue, as type: T.Type) -> T? {
+        switch field {
+        case .int(let v) where T.self == Int.self: return unsafeBitCast(Int(truncatingIfNeeded: v), to: T.self)
+        case .double(let v) where T.self == Double.self: return unsafeBitCast(v, to: T.self)
+        case .string(let v) where T.self == String.self: return (v as! T)
+        case .bool(let v) where T.self == Bool.self: return unsafeBitCast(v, to: T.self)
+        default: return nil
+        }
     }
 
     // MARK: Aggregates
@@ -417,6 +434,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         var keys = (try? SecondaryIndex.lookup(table: bound.indexTable(term.propertyIndex), value: term.value) { table, key in
             try realm.snapshot.get(table: table, key: key)
         }) ?? []
+        guard !pending.isEmpty else { return keys }
         let known = Set(keys.map(ObjectKey.init))
         keys.append(contentsOf: pending.keys.map(\.key).filter { !known.contains(ObjectKey($0)) })
         return keys
@@ -465,11 +483,11 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     private func evaluateOnFields(in realm: Realm, pending: [RowKey: PendingRow], sortKeys: [(index: Int, reverse: Bool)],
                                   ordered: Bool = true) -> [[UInt8]] {
         if let set = columnResultSet(in: realm, pending: pending, sortKeys: sortKeys, ordered: ordered) { return set.keys }
-        var rows = matchingRows(in: realm, pending: pending, values: sortKeys.map(\.index))
+        let rows = matchingRows(in: realm, pending: pending, values: sortKeys.map(\.index))
         if !ordered {
             // The caller orders them.
         } else if sortKeys.isEmpty {
-            rows.sort { $0.key.lexicographicallyPrecedes($1.key) }
+            return limited(KeyOrder.sorted(rows.map(\.key)), ordered: ordered)
         } else {
             return limited(Self.sortedKeys(rows, sortKeys: sortKeys), ordered: ordered)
         }

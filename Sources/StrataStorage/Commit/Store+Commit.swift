@@ -332,7 +332,7 @@ extension Store {
         markDurable(sequence: lastAppendedSequence, end: (oldID, oldSize))
         let next = try createNextSegment(sealing: oldID, at: oldSize)
         let sealed = SegmentView(id: oldID, region: activeRegion, length: oldSize, cipher: activeWriter.cipher)
-        if writeHint { writeHintForSealed(sealed) }
+        if writeHint { writeHintInBackground(for: sealed) }
         writerDirectory.setSealed(sealed)
         writerSpace[oldID]?.sealed = true
         writerSpace[oldID]?.diskBytes = oldSize
@@ -392,16 +392,31 @@ extension Store {
     /// segment, at most 16 MiB (a 64 MiB segment of records of ~150 bytes or more fits).
     static func activeHintLimit(segmentSize: Int) -> Int { min(16 << 20, segmentSize / 4) }
 
-    /// Writes the hint file of a just-sealed segment, from the entries its appends recorded
+    /// Hands a just-sealed segment's hint to the background writer (gate held): the
+    /// entries its appends recorded move over with it, so the roll costs no scan, encoding
+    /// or file write. Encoding a hint of a large segment, or scanning one whose entries were
+    /// dropped, took up to 0.8 s inside the commit that sealed it.
+    private func writeHintInBackground(for segment: SegmentView) {
+        let job = SealedHintJob(segment: segment, entries: activeHint, space: writerSpace[segment.id],
+                                lastSequence: lastAppendedSequence)
+        sealedHints.async { [self] in writeHint(job) }
+    }
+
+    /// Waits until every hint handed to the background writer is written (or given up).
+    func waitForSealedHints() {
+        sealedHints.sync {}
+    }
+
+    /// Writes the hint file of a sealed segment, from the entries its appends recorded
     /// when they fit (no second read of the segment), else from a scan of it. A hint is a
     /// cache: on failure the next open scans the segment instead, so errors are not reported.
-    private func writeHintForSealed(_ segment: SegmentView) {
-        let id = segment.id, length = segment.length
-        let space = writerSpace[id] ?? SegmentSpace(diskBytes: length, sealed: true)
-        var hint = activeHint.hintFile(segmentID: id, segmentLength: length, lastSequence: lastAppendedSequence,
-                                       rawValueBytes: space.rawValueBytes, storedValueBytes: space.storedValueBytes)
+    private func writeHint(_ job: SealedHintJob) {
+        let segment = job.segment, id = segment.id, length = segment.length
+        let space = job.space ?? SegmentSpace(diskBytes: length, sealed: true)
+        var hint = job.entries.hintFile(segmentID: id, segmentLength: length, lastSequence: job.lastSequence,
+                                        rawValueBytes: space.rawValueBytes, storedValueBytes: space.storedValueBytes)
         if hint == nil, let reader = segment.reader() {
-            sealScans += 1
+            sealScanCount.withLock { $0 += 1 }
             var entries: [ScannedEntry] = []
             let outcome = SegmentScanner.scan(reader, segmentID: id, previousSequence: 0) { found, _ in
                 entries.append(contentsOf: found)
@@ -414,4 +429,14 @@ extension Store {
         guard let hint else { return }
         try? Store.writeHint(path: path, id: id, bytes: hint, cipher: storeCipher, fileSystem: fileSystem, durable: false)
     }
+}
+
+/// What the background writer needs to write one sealed segment's hint, taken at the roll.
+/// @unchecked: the segment is sealed (its bytes never change again) and its mapping lives
+/// as long as this value; the recorded entries and figures are copies owned by the job.
+struct SealedHintJob: @unchecked Sendable {
+    let segment: SegmentView
+    let entries: ActiveHint
+    let space: SegmentSpace?
+    let lastSequence: UInt64
 }

@@ -133,6 +133,8 @@ extension Store {
         guard !options.readOnly else { throw StoreError.invalidArgument("the store was opened read-only") }
         try beginCompaction()
         defer { endCompaction() }
+        // Hints being written belong to segments this compaction may retire.
+        waitForSealedHints()
         let started = monotonicSeconds()
         var report = CompactionReport()
         var longestPause = 0.0
