@@ -558,6 +558,15 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         return ResultSet(keys: evaluate(in: realm))
     }
 
+    /// The key and the stored values of properties `indexes` of every matching object, in
+    /// no order, read from columns or rows without building objects; nil when a filter
+    /// needs the objects.
+    func matchingFields(in realm: Realm, values indexes: [Int]) -> [(key: [UInt8], values: [FieldValue])]? {
+        guard filters.isEmpty || fieldExpression != nil else { return nil }
+        let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == bound.table } } ?? [:]
+        return matchingRows(in: realm, pending: pending, values: indexes)
+    }
+
     /// The key and the values of properties `values` of each row that matches, in no order.
     private func matchingRows(in realm: Realm, pending: [RowKey: PendingRow], values indexes: [Int]) -> [(key: [UInt8], values: [FieldValue])] {
         if let (projection, selected) = selection(in: realm, pending: pending, values: indexes) {

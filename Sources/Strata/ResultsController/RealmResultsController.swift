@@ -106,9 +106,12 @@ public final class RealmResultsController<T: Object, U> {
     /// Tables of the types `T` links to: their changes may change what the filter or mapper sees.
     private let linkedTables: Set<UInt32>
 
+    /// One object of the results: its ordering values, its section, and its mapped value
+    /// once read (the fetch maps nothing: a row is mapped when it is first read, or when a
+    /// change reports it).
     private struct Entry {
         var values: [FieldValue]
-        var object: U
+        var object: U?
         var section: FieldValue
     }
 
@@ -247,16 +250,18 @@ public final class RealmResultsController<T: Object, U> {
         }
     }
 
-    /// The sections and their (mapped) objects.
+    /// The sections and their (mapped) objects. Maps every object not read before: a
+    /// screen that shows a part reads ``numberOfSections``, ``numberOfObjects(at:)`` and
+    /// ``object(at:)``, which map only what they return.
     public var sections: [RealmSection<U>] {
-        var result: [RealmSection<U>] = []
-        var start = 0
-        for section in sectionList {
-            let objects = order.keys(in: start ..< start + section.count).map { entries[$0]!.object }
-            result.append(RealmSection(keyPath: Self.sectionName(section.value), objects: objects))
-            start += section.count
-        }
-        return result
+        sectionList.indices.map(section(at:))
+    }
+
+    /// Section `index` with its (mapped) objects.
+    private func section(at index: Int) -> RealmSection<U> {
+        let start = sectionList[..<index].reduce(0) { $0 + $1.count }
+        let objects = order.keys(in: start ..< start + sectionList[index].count).map { mapped($0) }
+        return RealmSection(keyPath: Self.sectionName(sectionList[index].value), objects: objects)
     }
 
     /// The number of sections.
@@ -269,7 +274,28 @@ public final class RealmResultsController<T: Object, U> {
     public func object(at indexPath: IndexPath) -> U {
         let start = sectionList[..<indexPath.section].reduce(0) { $0 + $1.count }
         precondition(indexPath.item < sectionList[indexPath.section].count, "\(indexPath) is out of bounds")
-        return entries[order[start + indexPath.item]]!.object
+        return mapped(order[start + indexPath.item])
+    }
+
+    /// The mapped value of `key` (an entry of the results), mapped now if it was not yet.
+    private func mapped(_ key: ObjectKey) -> U {
+        if let object = entries[key]?.object { return object }
+        // The object exists: the entries follow the realm's current content. A row that
+        // cannot be read maps as an object reading zero values, as results show it.
+        let object = (realm.object(bound: bound, key: key.bytes) ?? realm.makeObject(bound: bound, key: key.bytes, row: nil)) as! T
+        let value = mapper(object)
+        entries[key]?.object = value
+        return value
+    }
+
+    /// The mapped value of an entry that left the results: as mapped if it was, else the
+    /// object as it was before the commit (`old`; the current content when nil).
+    private func mappedBeforeChange(_ key: ObjectKey, _ entry: Entry, old: Snapshot?) -> U {
+        if let object = entry.object { return object }
+        guard let old, let row = try? old.storedValue(table: bound.table, key: key.bytes) else {
+            return mapper(realm.makeObject(bound: bound, key: key.bytes, row: nil) as! T)
+        }
+        return mapper(realm.makeObject(bound: bound, key: key.bytes, row: row, pinned: Realm.SnapshotBox(old)) as! T)
     }
 
     /// Every batch of changes from now on, as `Sendable` values.
@@ -319,8 +345,9 @@ public final class RealmResultsController<T: Object, U> {
         order.lowerBound { precedes(entries[$0]!.values, $0, values, key) }
     }
 
-    /// The entry for `object` if it belongs in the results, ranked `rank` by the request's order.
-    private func entry(for object: T, rank: Int?) -> Entry? {
+    /// The entry for `object` if it belongs in the results, ranked `rank` by the request's
+    /// order; mapped now unless `mapping` is false.
+    private func entry(for object: T, rank: Int?, mapping: Bool = true) -> Entry? {
         guard query.matches(object), filter?(object) ?? true, let fields = object._state?.allFields() else { return nil }
         func field(_ index: Int) -> FieldValue { index < fields.count ? fields[index] : .null }
         var values: [FieldValue] = []
@@ -334,17 +361,27 @@ public final class RealmResultsController<T: Object, U> {
         } else {
             values.append(.int(Int64(rank ?? 0)))
         }
-        return Entry(values: values, object: mapper(object), section: section)
+        return Entry(values: values, object: mapping ? mapper(object) : nil, section: section)
     }
 
-    /// Everything, from scratch.
+    /// Everything, from scratch. Without a `filter` closure, and with a translated request,
+    /// the ordering values come from the stored fields (columns or rows) and no object is
+    /// built; otherwise each object is built for the filter (and nothing is mapped).
     private func build(in realm: Realm) -> (ChunkedOrder, [ObjectKey: Entry], [SectionInfo]) {
         var rows: [(key: ObjectKey, entry: Entry)] = []
-        // With a translated sort the controller orders by stored values itself; otherwise the
-        // request's order is kept as each object's rank.
-        for (rank, key) in query.evaluate(in: realm, ordered: sortKeys == nil).enumerated() {
-            guard let object = realm.object(bound: bound, key: key) as? T, let entry = entry(for: object, rank: rank) else { continue }
-            rows.append((ObjectKey(key), entry))
+        let named = (sectionProperty.map { [$0] } ?? []) + (sortKeys?.map(\.index) ?? [])
+        if filter == nil, sortKeys != nil, let fields = query.matchingFields(in: realm, values: named) {
+            rows.reserveCapacity(fields.count)
+            for (key, values) in fields {
+                rows.append((ObjectKey(key), Entry(values: values, object: nil, section: sectionProperty == nil ? .null : values[0])))
+            }
+        } else {
+            // With a translated sort the controller orders by stored values itself; otherwise
+            // the request's order is kept as each object's rank.
+            for (rank, key) in query.evaluate(in: realm, ordered: sortKeys == nil).enumerated() {
+                guard let object = realm.object(bound: bound, key: key) as? T, let entry = entry(for: object, rank: rank, mapping: false) else { continue }
+                rows.append((ObjectKey(key), entry))
+            }
         }
         // Sort positions over the sort values and keys alone: a row holds a generic `U`, and
         // reading `rows[i]` in the comparator copied the whole row (through value witnesses,
@@ -385,7 +422,7 @@ public final class RealmResultsController<T: Object, U> {
         let batch: Batch
         if let changes, sortKeys != nil, linkedTables.allSatisfy({ changes.tables[$0]?.isEmpty ?? true }) {
             guard let own = changes.tables[bound.table], !own.isEmpty else { return }
-            batch = incremental(own)
+            batch = incremental(own, old: old)
         } else {
             batch = rebuild(old: old, changes: changes)
         }
@@ -420,8 +457,8 @@ public final class RealmResultsController<T: Object, U> {
     }
 
     /// One commit's changes to `T`, by binary search over the ordered keys.
-    private func incremental(_ changes: TableChanges) -> Batch {
-        applied(classify(changes))
+    private func incremental(_ changes: TableChanges, old: Snapshot) -> Batch {
+        applied(classify(changes), old: old)
     }
 
     /// The position of `key` in the order, found by its entry's sort values.
@@ -480,7 +517,7 @@ public final class RealmResultsController<T: Object, U> {
 
     /// Step 2: the order, entries and sections updated, and the batch that describes it
     /// (old paths for removals and moves, new paths for insertions and updates).
-    private func applied(_ changes: Classified) -> Batch {
+    private func applied(_ changes: Classified, old: Snapshot) -> Batch {
         var batch = Batch()
         let oldSections = sectionList
         var oldPaths: [ObjectKey: IndexPath] = [:]
@@ -495,7 +532,7 @@ public final class RealmResultsController<T: Object, U> {
             sectionList[section].count -= 1
             if sectionList[section].count == 0 { sectionList.remove(at: section) }
             if !movedKeys.contains(key) {
-                batch.deleted.append((oldPaths[key]!, entry.object))
+                batch.deleted.append((oldPaths[key]!, mappedBeforeChange(key, entry, old: old)))
             }
             entries[key] = nil
         }
@@ -521,10 +558,10 @@ public final class RealmResultsController<T: Object, U> {
         }
         for (key, entry, moved) in changes.additions {
             let newPath = Self.path(position(of: key, entry)!, in: sectionList)
-            batch.inserted.append((moved ? oldPaths[key] : nil, newPath, entry.object))
+            batch.inserted.append((moved ? oldPaths[key] : nil, newPath, mapped(key)))
         }
         for (key, entry) in changes.stayed {
-            batch.updated.append((oldPaths[key]!, Self.path(position(of: key, entry)!, in: sectionList), entry.object))
+            batch.updated.append((oldPaths[key]!, Self.path(position(of: key, entry)!, in: sectionList), mapped(key)))
         }
         return batch
     }
@@ -560,22 +597,22 @@ public final class RealmResultsController<T: Object, U> {
         let newOrder = order.all
         let newPositions = Dictionary(uniqueKeysWithValues: newOrder.enumerated().map { ($1, $0) })
         for (position, key) in oldOrder.enumerated() where newPositions[key] == nil {
-            batch.deleted.append((Self.path(position, in: oldSections), oldEntries[key]!.object))
+            batch.deleted.append((Self.path(position, in: oldSections), mappedBeforeChange(key, oldEntries[key]!, old: old)))
         }
         let common = newOrder.enumerated().compactMap { position, key in oldPositions[key].map { (position, $0) } }
         let kept = Set(CollectionObserver<T>.longestIncreasing(common.map(\.1)).map { common[$0].0 })
         for (position, key) in newOrder.enumerated() {
             let newPath = Self.path(position, in: sectionList)
             guard let oldPosition = oldPositions[key] else {
-                batch.inserted.append((nil, newPath, entries[key]!.object))
+                batch.inserted.append((nil, newPath, mapped(key)))
                 continue
             }
             let oldPath = Self.path(oldPosition, in: oldSections)
             let movedSection = oldEntries[key]!.section != entries[key]!.section
             if !kept.contains(position) || movedSection {
-                batch.inserted.append((oldPath, newPath, entries[key]!.object))
+                batch.inserted.append((oldPath, newPath, mapped(key)))
             } else if changed(key, old: old, changes: changes) {
-                batch.updated.append((oldPath, newPath, entries[key]!.object))
+                batch.updated.append((oldPath, newPath, mapped(key)))
             }
         }
         let newValues = sectionList.map(\.value), oldValues = oldSections.map(\.value)
@@ -633,11 +670,8 @@ public final class RealmResultsController<T: Object, U> {
             for item in deleted {
                 delegate.didChangeObject(object: item.object, controller: self, oldIndexPath: item.path, newIndexPath: item.path, changeType: .delete)
             }
-            if !changes.insertedSections.isEmpty {
-                let current = sections
-                for index in changes.insertedSections {
-                    delegate.didChangeSection(section: current[index], controller: self, index: index, changeType: .insert)
-                }
+            for index in changes.insertedSections {
+                delegate.didChangeSection(section: section(at: index), controller: self, index: index, changeType: .insert)
             }
             for item in inserted {
                 delegate.didChangeObject(object: item.object, controller: self, oldIndexPath: item.old ?? item.new, newIndexPath: item.new,

@@ -1,0 +1,104 @@
+// The results controller maps a row when it is first read (issue 24, item 5): a fetch of
+// many objects maps none of them, a screen maps what it shows, a change maps what it
+// reports, and a row deleted before it was ever read is reported as it was before the
+// delete, from the commit's old snapshot.
+
+import XCTest
+import StrataTestSupport
+@testable import Strata
+
+/// Collects the objects the delegate is handed, by change type.
+private final class CollectingDelegate: RealmResultsControllerDelegate {
+    var objects: [RealmResultsChangeType: [Task]] = [:]
+    func willChangeResults(controller: AnyObject) {}
+    func didChangeSection<U>(section: RealmSection<U>, controller: AnyObject, index: Int, changeType: RealmResultsChangeType) {}
+    func didChangeObject<U>(object: U, controller: AnyObject, oldIndexPath: IndexPath, newIndexPath: IndexPath, changeType: RealmResultsChangeType) {
+        objects[changeType, default: []].append(object as! Task)
+    }
+    func didChangeResults(controller: AnyObject) {}
+}
+
+final class ResultsControllerLazyTests: RealmTestCase {
+    private func seeded() throws -> Realm {
+        let realm = try openRealm(types: [TaskModel.self, Person.self])
+        try realm.write {
+            for i in 0 ..< 300 {
+                let task = TaskModel()
+                task.id = i
+                task.name = "task \(1000 - i)"
+                task.projectID = i % 7
+                try realm.add(task)
+            }
+        }
+        return realm
+    }
+
+    func testAFetchMapsNothingAndAScreenMapsWhatItShows() throws {
+        let realm = try seeded()
+        let mapped = Locked(0)
+        let request = RealmRequest<TaskModel>(predicate: nil, realm: realm, sortDescriptors: [SortDescriptor(\.name)])
+        let controller = try RealmResultsController<TaskModel, Task>(request: request, sectionKeyPath: \.projectID, mapper: {
+            mapped.withLock { $0 += 1 }
+            return Task($0)
+        })
+        try controller.performFetch()
+        XCTAssertEqual(mapped.withLock { $0 }, 0, "the fetch mapped objects nobody read")
+        XCTAssertEqual(controller.numberOfSections, 7)
+        XCTAssertEqual((0 ..< 7).map(controller.numberOfObjects(at:)).reduce(0, +), 300)
+        // The first row of section 3: projectID 3, the smallest name there.
+        let expected = (0 ..< 300).filter { $0 % 7 == 3 }.map { "task \(1000 - $0)" }.min()!
+        XCTAssertEqual(controller.object(at: IndexPath(item: 0, section: 3)).name, expected)
+        XCTAssertEqual(controller.object(at: IndexPath(item: 0, section: 3)).name, expected)
+        XCTAssertEqual(mapped.withLock { $0 }, 1, "one row read twice maps once")
+        // Everything, in order, as a fetch that mapped eagerly showed it.
+        let all = controller.sections
+        XCTAssertEqual(all.map(\.objects.count).reduce(0, +), 300)
+        for section in all {
+            XCTAssertEqual(section.objects.map(\.name), section.objects.map(\.name).sorted())
+            XCTAssertTrue(section.objects.allSatisfy { "\($0.id % 7)" == section.keyPath })
+        }
+        XCTAssertEqual(mapped.withLock { $0 }, 300)
+    }
+
+    func testChangesMapWhatTheyReportAndADeletedUnreadRowAsItWas() throws {
+        let realm = try seeded()
+        let mapped = Locked(0)
+        let request = RealmRequest<TaskModel>(predicate: nil, realm: realm, sortDescriptors: [SortDescriptor(\.name)])
+        let controller = try RealmResultsController<TaskModel, Task>(request: request, sectionKeyPath: \.projectID, mapper: {
+            mapped.withLock { $0 += 1 }
+            return Task($0)
+        })
+        let delegate = CollectingDelegate()
+        controller.delegate = delegate
+        try controller.performFetch()
+        // One object deleted (never read), one renamed, one added: three rows reported.
+        try realm.write {
+            try realm.delete(realm.object(ofType: TaskModel.self, forPrimaryKey: 10)!)
+            realm.object(ofType: TaskModel.self, forPrimaryKey: 20)!.name = "renamed"
+            let task = TaskModel()
+            task.id = 999
+            task.name = "new"
+            try realm.add(task)
+        }
+        XCTAssertEqual(delegate.objects[.delete]?.map(\.name), ["task 990"], "the deleted row, as it was before the delete")
+        XCTAssertEqual(delegate.objects[.delete]?.map(\.id), [10])
+        let reported = (delegate.objects[.insert] ?? []) + (delegate.objects[.move] ?? []) + (delegate.objects[.update] ?? [])
+        XCTAssertEqual(Set(reported.map(\.name)), ["renamed", "new"])
+        XCTAssertLessThanOrEqual(mapped.withLock { $0 }, 4, "a change mapped rows it did not report")
+        XCTAssertNil(controller.checkInvariants())
+        // A change to a linked type rebuilds by key: a row deleted in the same commit is still
+        // reported as it was.
+        delegate.objects = [:]
+        try realm.write {
+            let person = Person()
+            person.id = 1
+            person.name = "owner"
+            try realm.add(person)
+            realm.object(ofType: TaskModel.self, forPrimaryKey: 30)!.owner = person
+            try realm.delete(realm.object(ofType: TaskModel.self, forPrimaryKey: 40)!)
+        }
+        XCTAssertEqual(delegate.objects[.delete]?.map(\.name), ["task 960"])
+        XCTAssertEqual(((delegate.objects[.update] ?? []) + (delegate.objects[.move] ?? [])).first { $0.id == 30 }?.owner, "owner")
+        XCTAssertNil(controller.checkInvariants())
+    }
+}
