@@ -663,14 +663,20 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         return rows
     }
 
-    /// The rows' keys in sort order. The comparisons read the sort values through unsafe
+    /// The rows' keys in sort order. See ``sortedPositions(_:sortKeys:)``.
+    private static func sortedKeys(_ rows: [(key: [UInt8], values: [FieldValue])], sortKeys: [(index: Int, reverse: Bool)]) -> [[UInt8]] {
+        sortedPositions(rows, sortKeys: sortKeys).map { rows[$0].key }
+    }
+
+    /// The rows' positions in sort order: `sortKeys[i]` orders by `values[i]` (its `index`
+    /// is not read), then the key bytes. The comparisons read the values through unsafe
     /// buffers of one flat array: sorting the rows themselves retained and released four
     /// arrays per comparison, a third of a sorted query's time.
-    private static func sortedKeys(_ rows: [(key: [UInt8], values: [FieldValue])], sortKeys: [(index: Int, reverse: Bool)]) -> [[UInt8]] {
+    static func sortedPositions(_ rows: [(key: [UInt8], values: [FieldValue])], sortKeys: [(index: Int, reverse: Bool)]) -> [Int] {
         let width = sortKeys.count
         var values: [FieldValue] = []
         values.reserveCapacity(rows.count * width)
-        for row in rows { values.append(contentsOf: row.values) }
+        for row in rows { values.append(contentsOf: row.values.prefix(width)) }
         let keys = rows.map(\.key)
         let reverse = sortKeys.map(\.reverse)
         var order = Array(keys.indices)
@@ -690,7 +696,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
                 }
             }
         }
-        return order.map { keys[$0] }
+        return order
     }
 
     /// The first `limit` keys (all of them without a limit, or when the caller orders them:

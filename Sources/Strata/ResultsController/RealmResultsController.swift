@@ -368,41 +368,40 @@ public final class RealmResultsController<T: Object, U> {
     /// the ordering values come from the stored fields (columns or rows) and no object is
     /// built; otherwise each object is built for the filter (and nothing is mapped).
     private func build(in realm: Realm) -> (ChunkedOrder, [ObjectKey: Entry], [SectionInfo]) {
-        var rows: [(key: ObjectKey, entry: Entry)] = []
+        // Each row: its key and its ordering values (the section's, then the sort's or the rank).
+        var rows: [(key: [UInt8], values: [FieldValue])] = []
         let named = (sectionProperty.map { [$0] } ?? []) + (sortKeys?.map(\.index) ?? [])
         if filter == nil, sortKeys != nil, let fields = query.matchingFields(in: realm, values: named) {
-            rows.reserveCapacity(fields.count)
-            for (key, values) in fields {
-                rows.append((ObjectKey(key), Entry(values: values, object: nil, section: sectionProperty == nil ? .null : values[0])))
-            }
+            rows = fields
         } else {
             // With a translated sort the controller orders by stored values itself; otherwise
             // the request's order is kept as each object's rank.
             for (rank, key) in query.evaluate(in: realm, ordered: sortKeys == nil).enumerated() {
                 guard let object = realm.object(bound: bound, key: key) as? T, let entry = entry(for: object, rank: rank, mapping: false) else { continue }
-                rows.append((ObjectKey(key), entry))
+                rows.append((key, entry.values))
             }
         }
-        // Sort positions over the sort values and keys alone: a row holds a generic `U`, and
-        // reading `rows[i]` in the comparator copied the whole row (through value witnesses,
-        // with a retain and release of each reference in it) twice per comparison.
-        let values = rows.map(\.entry.values), keys = rows.map(\.key), directions = self.directions
-        let sorted = rows.indices.sorted { Self.precedes(values[$0], keys[$0], values[$1], keys[$1], directions) }
-        rows = sorted.map { rows[$0] }
+        // Sorted as positions over one flat array of values: sorting the rows (or reading a
+        // row holding a generic `U` in the comparator) retained and released every array and
+        // reference in them twice per comparison.
+        let sorted = ResultsQuery<T>.sortedPositions(rows, sortKeys: directions.enumerated().map { (index: $0.offset, reverse: $0.element) })
         var entries: [ObjectKey: Entry] = [:]
         entries.reserveCapacity(rows.count)
-        for row in rows { entries[row.key] = row.entry }
-        let order = ChunkedOrder(rows.map(\.key))
+        var keys: [ObjectKey] = []
+        keys.reserveCapacity(rows.count)
         var sections: [SectionInfo] = []
-        for (_, entry) in rows {
-            let value = entry.section
-            if let last = sections.last, last.value == value {
+        for position in sorted {
+            let (bytes, values) = rows[position]
+            let key = ObjectKey(bytes), section = sectionProperty == nil ? FieldValue.null : values[0]
+            entries[key] = Entry(values: values, object: nil, section: section)
+            keys.append(key)
+            if let last = sections.last, last.value == section {
                 sections[sections.count - 1].count += 1
             } else {
-                sections.append(SectionInfo(value: value, count: 1))
+                sections.append(SectionInfo(value: section, count: 1))
             }
         }
-        return (order, entries, sections)
+        return (ChunkedOrder(keys), entries, sections)
     }
 
     // MARK: Changes
