@@ -116,3 +116,31 @@ final class ResultSetTests: RealmTestCase {
         }
     }
 }
+
+final class ProjectionStatisticsTests: RealmTestCase {
+    /// The figures are the projection's own arrays, counted: 8 bytes a double, 4 a string
+    /// code plus each distinct string's bytes and 4 for where it ends, the keys' bytes plus
+    /// where each ends.
+    func testProjectionMemoryIsStatedPerProjectedProperty() throws {
+        let realm = try openRealm()
+        XCTAssertNil(realm.projectionStatistics(for: User.self), "no query has projected anything")
+        let cities = ["Raleigh", "Durham", "Cary"]
+        try realm.write {
+            for i in 0 ..< 90 {
+                let user = newUser("u\(i)", rank: i, city: cities[i % 3])
+                user.score = Double(i)
+                try realm.add(user)
+            }
+        }
+        XCTAssertEqual(realm.objects(User.self).filter(#Predicate { $0.score >= 10 && $0.city != "Cary" }).count, 53)
+        let stats = try XCTUnwrap(realm.projectionStatistics(for: User.self))
+        XCTAssertEqual(stats.sequence, realm.snapshotSequence)
+        XCTAssertEqual(stats.ordinals, 90)
+        let keyBytes = (0 ..< 90).reduce(0) { $0 + PrimaryKeyValue.string("u\($1)").keyBytes.count }
+        XCTAssertEqual(stats.keyBytes, keyBytes + 90 * 8)
+        XCTAssertEqual(stats.columnBytes["score"], 90 * 8)
+        XCTAssertEqual(stats.columnBytes["city"], 90 * 4 + cities.reduce(0) { $0 + $1.utf8.count + 4 })
+        XCTAssertNil(stats.columnBytes["rank"], "a property no query named is not projected")
+        XCTAssertEqual(stats.bytesPerObject["score"], 8)
+    }
+}

@@ -61,6 +61,9 @@ struct QueryBenchmarks {
     struct Times {
         var insert = 0.0, reads = 0.0, cityFirst = 0.0, cityWarm = 0.0, rangeCount = 0.0, top20 = 0.0
         var update = 0.0, commitMean = 0.0, commitWorst = 0.0, reopen = 0.0, cityAfterReopen = 0.0
+        /// Strata: the projection after every property was queried. (Its arrays counted: the
+        /// process's resident memory says little here, as the load's freed memory is reused.)
+        var memory: ProjectionStatistics?
     }
 
     /// What one engine answered in one round; both engines must agree.
@@ -121,6 +124,10 @@ struct QueryBenchmarks {
                     .sorted(by: [SortDescriptor(\Item.score, order: .reverse)]).prefix(20).map(\.name)
             }
         })
+        // Every property projected (a column scan on each), for the memory table.
+        let everyone = realm.objects(Item.self).filter(#Predicate { $0.id >= 0 && $0.age >= 0 && $0.city >= "" && $0.name >= "" })
+        guard everyone.count == n else { throw QueryMismatch(description: "Strata: \(everyone.count) objects matched a filter every object passes") }
+        times.memory = realm.projectionStatistics(for: Item.self)
         // What a Realm user writes to change every object: a loop over them in one write.
         times.update = try time {
             try realm.write {
@@ -342,6 +349,33 @@ struct QueryBenchmarks {
             row("(8) close, reopen, read one object", \.reopen, goal: nil),
             row("(3) the city query again, first after the reopen", \.cityAfterReopen, goal: nil),
         ]
+        return lines.joined(separator: "\n") + "\n" + memoryTable(n: n, strataRounds.last!)
+    }
+
+    /// Bytes per object of each projected column against the raw value bytes (the issue's
+    /// budget: raw value bytes + 8 B an object a column).
+    private func memoryTable(n: Int, _ times: Times) -> String {
+        guard let memory = times.memory else { return "" }
+        let raw: [String: Double] = [
+            "id": 8, "age": 8, "score": 8,
+            "city": Double((0 ..< n).reduce(0) { $0 + Self.city($1).utf8.count }) / Double(n),
+            "name": Double((0 ..< n).reduce(0) { $0 + Self.name($1).utf8.count }) / Double(n),
+        ]
+        var lines = [
+            "",
+            "Projection memory, \(label(n)) objects (`Realm.projectionStatistics`; every property queried once):",
+            "",
+            "| column | bytes an object | raw value bytes an object | budget (raw + 8) | within |",
+            "|---|---|---|---|---|",
+        ]
+        for name in ["id", "city", "name", "score", "age"] {
+            guard let bytes = memory.bytesPerObject[name], let value = raw[name] else { continue }
+            lines.append(String(format: "| `%@` | %.1f | %.1f | %.1f | %@ |", name, bytes, value, value + 8, bytes <= value + 8 ? "yes" : "no"))
+        }
+        lines.append(String(format: "| ordinal → key arena | %.1f | – | – | – |", Double(memory.keyBytes) / Double(max(memory.ordinals, 1))))
+        let total = memory.columnBytes.values.reduce(memory.keyBytes, +)
+        lines.append("")
+        lines.append(String(format: "In all %.1f MB, %.1f B an object.", Double(total) / 1e6, Double(total) / Double(max(n, 1))))
         return lines.joined(separator: "\n") + "\n"
     }
 

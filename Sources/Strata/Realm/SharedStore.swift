@@ -390,6 +390,11 @@ final class SharedStore: @unchecked Sendable {
     /// The projection of `table` at `snapshot`, with `properties` projected: the kept one
     /// if it is of that commit; else the kept one advanced by the change log's changes in
     /// between, when they are known; else a new one from a scan. The newest is kept.
+    /// The newest projection kept for `table`, if one was made (never makes one).
+    func keptProjection(table: UInt32) -> TableProjection? {
+        projections.withLock { $0[table] }
+    }
+
     func projection(table: UInt32, snapshot: Snapshot, properties: [Int],
                     damaged: (_ key: [UInt8], _ error: any Error) -> Void) -> TableProjection {
         let kept = projections.withLock { $0[table] }
