@@ -24,15 +24,45 @@ final class RecordFormatTests: XCTestCase {
         }
     }
 
-    private func encode(_ kind: RecordKind, key: [UInt8], value: [UInt8], threshold: Int? = nil) -> [UInt8] {
+    private func encode(_ kind: RecordKind, key: [UInt8], value: [UInt8], threshold: Int? = nil,
+                        compressor: LZ4Compressor = LZ4Compressor()) -> [UInt8] {
         let buffer = ByteBuffer(capacity: 64)
         key.withUnsafeBytes { k in
             value.withUnsafeBytes { v in
                 _ = RecordFormat.appendRecord(to: buffer, kind: kind, table: 9, sequence: 42, key: k, value: v,
-                                              compressAtLeast: threshold)
+                                              compressAtLeast: threshold, compressor: compressor)
             }
         }
         return Array(buffer.bytes)
+    }
+
+    /// One compression state serves every value a writer compresses (it was set up afresh,
+    /// a 16 KiB memset, per value): each block must still stand alone. These values share
+    /// text with the ones before them, so a block that referred back to an earlier value
+    /// would not decode alone (the decoder is given no dictionary). The bytes may differ
+    /// from a fresh state's (the reused state hashes positions as 32-bit offsets, a fresh
+    /// one of a small input as 16-bit ones); the sizes must not grow.
+    func testAReusedCompressionStateGivesIndependentBlocks() throws {
+        var rng = SplitMix64(seed: 25)
+        let shared = LZ4Compressor()
+        var compressedCount = 0, reusedBytes = 0, freshBytes = 0
+        for i in 0 ..< 500 {
+            let length = 20 + Int(rng.next() % 600)
+            let words = ["\"name\":", "\"city\":\"Raleigh\"", "\"rank\":", "{", "}", ",", "user\(i)"]
+            var value: [UInt8] = []
+            while value.count < length { value += Array(words[Int(rng.next() % UInt64(words.count))].utf8) }
+            let reused = encode(.put, key: bytes("k\(i)"), value: value, threshold: 16, compressor: shared)
+            let fresh = encode(.put, key: bytes("k\(i)"), value: value, threshold: 16)
+            reusedBytes += reused.count
+            freshBytes += fresh.count
+            try reused.withUnsafeBytes { raw in
+                let record = try RecordView.parse(raw, at: 0).get()
+                if record.compressed { compressedCount += 1 }
+                XCTAssertEqual(record.value(), value, "value \(i)")
+            }
+        }
+        XCTAssertGreaterThan(compressedCount, 400, "the values were compressed")
+        XCTAssertLessThanOrEqual(Double(reusedBytes), Double(freshBytes) * 1.01, "a reused state compressed worse")
     }
 
     func testPutRoundTrip() throws {

@@ -22,6 +22,9 @@ struct PeerBenchmarks {
     var commits: Int
     var reads: Int
     var workDirectory: String
+    /// The realistic variant: 16-byte text keys and JSON-like text values that LZ4 halves,
+    /// as cached REST rows are (the default: 8-byte integer keys, random bytes).
+    var compressible = false
 
     func log(_ s: String) { FileHandle.standardError.write(Data((s + "\n").utf8)) }
 
@@ -38,9 +41,11 @@ struct PeerBenchmarks {
     struct Failure: Error, CustomStringConvertible { var description: String }
 
     func run(rounds: Int) throws -> [ResultRow] {
-        var keys = (0 ..< records).map { i in withUnsafeBytes(of: UInt64(i).bigEndian) { Array($0) } }
+        var keys = (0 ..< records).map { i in Self.key(i, text: compressible) }
         var rng = SplitMix64(seed: 42)
-        let values = (0 ..< 1024).map { _ in (0 ..< valueSize).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
+        let values = (0 ..< 1024).map { i in
+            compressible ? Self.textValue(i, size: valueSize, rng: &rng) : (0 ..< valueSize).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        }
         func value(_ i: Int) -> [UInt8] { values[i & 1023] }
         keys.shuffle(using: &rng)
         let readOrder = (0 ..< reads).map { _ in keys[Int(rng.next() % UInt64(records))] }
@@ -56,7 +61,7 @@ struct PeerBenchmarks {
                 log("peers round \(round + 1)/\(rounds): \(name)")
                 try engines[index].open(path)
                 let load = try time { try engines[index].bulkLoad(keys, value) }
-                var commitKeys = (0 ..< commits).map { i in withUnsafeBytes(of: UInt64(records + i).bigEndian) { Array($0) } }
+                var commitKeys = (0 ..< commits).map { i in Self.key(records + i, text: compressible) }
                 commitKeys.shuffle(using: &rng)
                 let durable = try time { for (i, key) in commitKeys.enumerated() { try engines[index].durablePut(key, value(i)) } }
                 // Warm the cache once, then time the reads.
@@ -90,7 +95,8 @@ struct PeerBenchmarks {
             rows.append(ResultRow(benchmark: title, strata: formatRate(rates[0], unit: unit), baseline: others, sqlite: "",
                                   ratios: ratios, target: target))
         }
-        row("bulk load, \(records / 1000)k × \(valueSize) B, one transaction / batch", "load", unit: "records", count: records,
+        let shape = compressible ? "\(valueSize) B JSON-like text (16 B text keys)" : "\(valueSize) B"
+        row("bulk load, \(records / 1000)k × \(shape), one transaction / batch", "load", unit: "records", count: records,
             target: "≥ 1.5× LMDB")
         row("durable single-record commits (\(commits))", "durable", unit: "commits", count: commits, target: "")
         row("warm random point reads (value copied)", "read", unit: "reads", count: reads, target: "≥ 1.5× LMDB")
@@ -99,6 +105,25 @@ struct PeerBenchmarks {
                               baseline: names.dropFirst().map { String(format: "%@ %.3f s", $0, median($0, "open")) }.joined(separator: "; "),
                               sqlite: "", ratios: "", target: ""))
         return rows
+    }
+
+    /// Key `i`: 8 bytes big-endian, or 16 characters of text (`user-00000000042`).
+    static func key(_ i: Int, text: Bool) -> [UInt8] {
+        guard text else { return withUnsafeBytes(of: UInt64(i).bigEndian) { Array($0) } }
+        let digits = String(i)
+        return Array(("user-" + String(repeating: "0", count: max(0, 11 - digits.count)) + digits).utf8)
+    }
+
+    /// A JSON-like row of exactly `size` bytes: field names, a city, words of a short bio
+    /// (about 2:1 under LZ4, as such rows compress).
+    static func textValue(_ i: Int, size: Int, rng: inout SplitMix64) -> [UInt8] {
+        let words = ["swift", "server", "cache", "offline", "rest", "json", "query", "realm", "linux", "async",
+                     "actor", "index", "column", "snapshot", "commit", "object", "schema", "event", "user", "city"]
+        var text = "{\"id\":\(i),\"name\":\"user \(i)\",\"city\":\"city\(rng.next() % 100)\",\"rank\":\(rng.next() % 1000),\"bio\":\""
+        while text.utf8.count < size { text += words[Int(rng.next() % UInt64(words.count))] + " " }
+        var bytes = Array(text.utf8.prefix(size - 2))
+        bytes += Array("\"}".utf8)
+        return bytes
     }
 
     // MARK: Engines

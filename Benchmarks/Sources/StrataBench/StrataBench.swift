@@ -119,6 +119,11 @@ struct StrataBench: ParsableCommand {
                                           workDirectory: work).run(rounds: rounds)
             print("\n## The engine beside LMDB, RocksDB and LevelDB (same keys, values and machine)\n")
             print(markdownTable(rows))
+            // The realistic shape (issue 25): 200k compressible 216-byte rows under text keys.
+            let text = try PeerBenchmarks(records: min(records, 200_000), valueSize: 216, commits: commits, reads: min(reads, 1_000_000),
+                                          workDirectory: work, compressible: true).run(rounds: rounds)
+            print("\n## The engine beside LMDB, RocksDB and LevelDB: compressible values\n")
+            print(markdownTable(text))
         }
         if suite == "all" || suite == "encryption" {
             let rows = try EncryptionBenchmarks(records: records, valueSize: valueSize, commits: commits, reads: min(reads, 1_000_000),

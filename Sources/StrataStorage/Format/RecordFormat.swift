@@ -48,7 +48,8 @@ enum RecordFormat {
     /// value length, offset of the record inside the buffer).
     static func appendRecord(
         to buffer: ByteBuffer, kind: RecordKind, table: UInt32, sequence: UInt64,
-        key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, compressAtLeast threshold: Int?
+        key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, compressAtLeast threshold: Int?,
+        compressor: LZ4Compressor
     ) -> (size: Int, stored: Int) {
         let maxSize = maxRecordSize(keyLength: key.count, valueLength: value.count)
         buffer.reserve(maxSize)
@@ -57,7 +58,7 @@ enum RecordFormat {
         if key.count > 0 { valueStart.advanced(by: -key.count).copyMemory(from: key.baseAddress!, byteCount: key.count) }
         var stored = value.count
         var flags: UInt8 = 0
-        if let threshold, value.count >= threshold, let compressed = LZ4.compress(value, into: valueStart) {
+        if let threshold, value.count >= threshold, let compressed = compressor.compress(value, into: valueStart) {
             stored = compressed
             flags = flagCompressed
         } else if value.count > 0 {

@@ -115,6 +115,8 @@ final class RecordWriter {
     private let scratch: ByteBuffer?
     /// This writer's nonces (drawn at its first seal).
     private var nonces: NonceSequence?
+    /// This writer's LZ4 state, reused for every value it compresses.
+    private let compressor = LZ4Compressor()
 
     init(cipher: FileCipher?) {
         self.cipher = cipher
@@ -131,11 +133,11 @@ final class RecordWriter {
                       compressAtLeast threshold: Int?) throws -> (size: Int, stored: Int) {
         guard let scratch else {
             return RecordFormat.appendRecord(to: buffer, kind: kind, table: table, sequence: sequence,
-                                             key: key, value: value, compressAtLeast: threshold)
+                                             key: key, value: value, compressAtLeast: threshold, compressor: compressor)
         }
         scratch.count = 0
         let encoded = RecordFormat.appendRecord(to: scratch, kind: kind, table: table, sequence: sequence,
-                                                key: key, value: value, compressAtLeast: threshold)
+                                                key: key, value: value, compressAtLeast: threshold, compressor: compressor)
         return (try seal(scratch.bytes, to: buffer, fileOffset: fileOffset), encoded.stored)
     }
 
