@@ -90,3 +90,33 @@ final class PortingContractTests: XCTestCase {
         XCTAssertEqual(array.count, 1)
     }
 }
+
+/// Realm Swift's identity comparisons, as ported code writes them.
+final class PortingIdentityContractTests: XCTestCase {
+    func testIsSameObjectAndRealmEquality() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-contract-same-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: url) }
+        var config = Realm.Configuration(directory: url)
+        config.objectTypes = [Contact.self, Phone.self]
+        let realm = try Realm(configuration: config)
+        let ann = Contact()
+        ann.name = "Ann"
+        XCTAssertTrue(ann.isSameObject(as: ann), "an unmanaged object is itself")
+        XCTAssertFalse(ann.isSameObject(as: Contact()))
+        XCTAssertFalse(ann.isSameObject(as: nil))
+        try realm.write { try realm.add(ann) }
+        let again = try XCTUnwrap(realm.object(ofType: Contact.self, forPrimaryKey: "Ann"))
+        XCTAssertTrue(again.isSameObject(as: ann), "two reads of one stored object")
+        XCTAssertFalse(again === ann)
+        let other = try Realm(configuration: config)
+        let fromOther = try XCTUnwrap(other.object(ofType: Contact.self, forPrimaryKey: "Ann"))
+        XCTAssertTrue(fromOther.isSameObject(as: ann), "read by another realm of the same store")
+        let bob = Contact()
+        bob.name = "Bob"
+        try realm.write { try realm.add(bob) }
+        XCTAssertFalse(realm.object(ofType: Contact.self, forPrimaryKey: "Bob")!.isSameObject(as: ann))
+        XCTAssertTrue(ann.realm == realm)
+        XCTAssertTrue(realm == realm)
+        XCTAssertFalse(other == realm, "two opens are two instances in Strata")
+    }
+}

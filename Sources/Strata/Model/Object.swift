@@ -62,6 +62,14 @@ open class Object: CustomStringConvertible {
     /// The realm that manages this object, or nil while unmanaged.
     public var realm: Realm? { _state?.realm }
 
+    /// Whether `object` is this same stored object (Realm Swift's `isSameObject(as:)`): both
+    /// managed in the same store and naming the same object, whatever realm or thread read
+    /// them. An unmanaged object is the same only as itself; nil is never the same.
+    public func isSameObject(as object: Object?) -> Bool {
+        guard let object else { return false }
+        return self == object
+    }
+
     /// Whether the object was deleted from its realm (or its realm was invalidated).
     /// Unmanaged objects are never invalidated.
     public var isInvalidated: Bool { _state?.isInvalidated ?? false }

@@ -442,3 +442,10 @@ final class AutorefreshListener: CommitListener, @unchecked Sendable {
         realm.advance()
     }
 }
+
+extension Realm: Equatable {
+    /// Whether two realms are the same instance (Realm Swift's `==`). Two opens of one
+    /// configuration are two instances in Strata (docs/migrating.md), so they are not equal;
+    /// an object's `realm` is the instance that read it.
+    public static func == (lhs: Realm, rhs: Realm) -> Bool { lhs === rhs }
+}
