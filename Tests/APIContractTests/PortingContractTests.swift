@@ -120,3 +120,47 @@ final class PortingIdentityContractTests: XCTestCase {
         XCTAssertFalse(other == realm, "two opens are two instances in Strata")
     }
 }
+
+/// Realm Swift's `Object(value:)`, as ported code writes it.
+final class PortingObjectValueContractTests: XCTestCase {
+    func testObjectFromADictionaryAnArrayOrAnotherObject() throws {
+        let fromDictionary = Contact(value: ["name": "Ann", "age": 41, "tags": ["a", "b"], "phones": [["number": "555"], ["number": "556"]]])
+        XCTAssertNil(fromDictionary.realm)
+        XCTAssertEqual(fromDictionary.name, "Ann")
+        XCTAssertEqual(fromDictionary.age, 41)
+        XCTAssertEqual(Array(fromDictionary.tags), ["a", "b"])
+        XCTAssertEqual(fromDictionary.phones.map(\.number), ["555", "556"])
+        // In declaration order; properties not given keep their initial values.
+        let fromArray = Contact(value: ["Bob", 7])
+        XCTAssertEqual(fromArray.name, "Bob")
+        XCTAssertEqual(fromArray.age, 7)
+        XCTAssertTrue(fromArray.tags.isEmpty)
+        let copy = Contact(value: fromDictionary)
+        XCTAssertEqual(copy.name, "Ann")
+        XCTAssertEqual(Array(copy.tags), ["a", "b"])
+        XCTAssertFalse(copy === fromDictionary)
+        // Nested objects, linked and embedded.
+        let car = PortedModelTypes.Car(value: ["owner": ["address": ["street": "1 Main"], "labels": ["vip"]]])
+        XCTAssertEqual(car.owner?.address?.street, "1 Main")
+        XCTAssertEqual(car.owner?.labels.contains("vip"), true)
+        // Added like any unmanaged object.
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-contract-value-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: url) }
+        var config = Realm.Configuration(directory: url)
+        config.objectTypes = [Contact.self, Phone.self, PortedModelTypes.Owner.self, PortedModelTypes.Car.self, PortedModelTypes.Address.self]
+        let realm = try Realm(configuration: config)
+        try realm.write {
+            try realm.add(fromDictionary)
+            try realm.add(car)
+        }
+        XCTAssertEqual(realm.object(ofType: Contact.self, forPrimaryKey: "Ann")?.phones.count, 2)
+        XCTAssertEqual(realm.objects(PortedModelTypes.Car.self).first?.owner?.address?.street, "1 Main")
+        // A value that does not fit: the throwing form names it.
+        XCTAssertThrowsError(try Contact.make(value: ["name": "Cy", "height": 2])) { error in
+            XCTAssertEqual(error as? RealmError, .unknownProperty(type: "Contact", property: "height"))
+        }
+        XCTAssertThrowsError(try Contact.make(value: ["name": "Cy", "age": "old"])) { error in
+            XCTAssertTrue("\(error)".contains("age"), "\(error)")
+        }
+    }
+}

@@ -320,6 +320,11 @@ enum CollectionErasure {
                let object = try realm.objectFromValue(objectType, item) as? Element {
                 return object
             }
+            // Unmanaged: a nested dictionary or array becomes a new unmanaged element.
+            if realm == nil, let objectType = Element.self as? Object.Type,
+               let object = try Object.unmanaged(objectType, from: item) as? Element {
+                return object
+            }
             throw RealmError.invalidValue("\(context): expected \(Element.self), got \(item.map { "\(type(of: $0))" } ?? "nil")")
         }
         let template = PropertySchema(name: context, kind: Element._propertyKind, isOptional: Element.self is ExpressibleByNilLiteral.Type, objectClassName: Element._typeName)

@@ -62,6 +62,62 @@ open class Object: CustomStringConvertible {
     /// The realm that manages this object, or nil while unmanaged.
     public var realm: Realm? { _state?.realm }
 
+    /// An unmanaged object filled from `value` (Realm Swift's `init(value:)`): a dictionary
+    /// of property names to values, an array of values in declaration order, or another
+    /// object (its properties read by name). Linked objects and lists of them may be given
+    /// as objects or, nested, as dictionaries or arrays; properties not given keep their
+    /// initial values.
+    ///
+    /// ```swift
+    /// let dog = Dog(value: ["name": "Rex", "owner": ["name": "Ann"], "toys": [["kind": "ball"]]])
+    /// ```
+    ///
+    /// Traps, as Realm raises, for a value that does not fit (an unknown property, a value
+    /// of the wrong type); ``Object/make(value:)`` throws the same error instead.
+    public convenience init(value: Any) {
+        self.init()
+        do {
+            try fill(from: value)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// An unmanaged object filled from `value`, as ``init(value:)`` fills it.
+    ///
+    /// - Throws: ``RealmError/unknownProperty(type:property:)`` for a name the type does not
+    ///   have; ``RealmError/invalidValue(_:)`` for a value that does not fit its property
+    ///   (the message names the property).
+    public static func make(value: Any) throws -> Self {
+        let object = Self()
+        try object.fill(from: value)
+        return object
+    }
+
+    /// Sets the properties `value` names (unmanaged only).
+    private func fill(from value: Any) throws {
+        let info = ObjectType.info(for: type(of: self))
+        for (name, item) in try info.schema.namedValues(value) {
+            guard let index = info.schema.index(of: name) else { continue }
+            let property = info.schema.properties[index]
+            if property.kind == .linkingObjects { continue }
+            if case .object = _slots[index], let target = info.objectTypes[index], let made = try Self.unmanaged(target, from: item) {
+                _slots[index] = .object(made)
+            } else {
+                try setDynamicValue(item, index: index)
+            }
+        }
+    }
+
+    /// A new unmanaged `type` from a nested dictionary or array, or nil when `value` is not
+    /// one (an object, nil or NSNull: the caller takes it as it is).
+    static func unmanaged(_ type: Object.Type, from value: Any?) throws -> Object? {
+        guard let value = FieldValue.unwrap(value), value is [String: Any] || value is [String: Any?] || value is [Any?] || value is [Any] else { return nil }
+        let object = type.init()
+        try object.fill(from: value)
+        return object
+    }
+
     /// Whether `object` is this same stored object (Realm Swift's `isSameObject(as:)`): both
     /// managed in the same store and naming the same object, whatever realm or thread read
     /// them. An unmanaged object is the same only as itself; nil is never the same.

@@ -553,7 +553,7 @@ extension Realm {
     private func create<T: Object>(_ type: T.Type, value: Any, update: UpdatePolicy, write: WriteState) throws -> T {
         let bound = try boundType(for: type)
         if bound.schema.isEmbedded { throw Self.embeddedAlone(bound.className) }
-        let values = try Self.namedValues(value, bound: bound)
+        let values = try bound.schema.namedValues(value)
         let key = try createdKey(values, bound: bound, write: write)
         let rowKey = RowKey(table: bound.table, key: key)
         let exists = self.exists(bound, key: key)
@@ -585,30 +585,6 @@ extension Realm {
         }
         bumpContentVersion()
         return object as! T
-    }
-
-    /// `create(value:)`'s value as values by property name: a dictionary, an array in
-    /// declaration order, or an object; every name checked against the schema.
-    private static func namedValues(_ value: Any, bound: BoundType) throws -> [String: Any?] {
-        let properties = bound.schema.properties
-        var values: [String: Any?] = [:]
-        switch value {
-        case let dictionary as [String: Any?]: values = dictionary
-        case let dictionary as [String: Any]: values = dictionary.mapValues { $0 }
-        case let array as [Any?]:
-            guard array.count <= properties.count else {
-                throw RealmError.invalidValue("\(bound.className) has \(properties.count) properties; the array has \(array.count) values")
-            }
-            for (index, item) in array.enumerated() { values[properties[index].name] = item }
-        case let object as Object:
-            for property in properties { values[property.name] = object[property.name] }
-        default:
-            throw RealmError.invalidValue("create(\(bound.className)): expected a dictionary, an array or an object, got \(Swift.type(of: value))")
-        }
-        for name in values.keys where bound.schema.index(of: name) == nil {
-            throw RealmError.unknownProperty(type: bound.className, property: name)
-        }
-        return values
     }
 
     /// The key of the object `create` makes or updates: the given primary key, or a new

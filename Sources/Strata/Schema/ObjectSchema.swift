@@ -419,3 +419,29 @@ public struct Schema: Codable, Sendable, Hashable {
         return lines
     }
 }
+
+extension ObjectSchema {
+    /// A value given for a whole object (`create(_:value:)`, `Object(value:)`) as values by
+    /// property name: a dictionary, an array in declaration order, or an object; every name
+    /// checked against the schema.
+    func namedValues(_ value: Any) throws -> [String: Any?] {
+        var values: [String: Any?] = [:]
+        switch value {
+        case let dictionary as [String: Any?]: values = dictionary
+        case let dictionary as [String: Any]: values = dictionary.mapValues { $0 }
+        case let array as [Any?]:
+            guard array.count <= properties.count else {
+                throw RealmError.invalidValue("\(className) has \(properties.count) properties; the array has \(array.count) values")
+            }
+            for (index, item) in array.enumerated() { values[properties[index].name] = item }
+        case let object as Object:
+            for property in properties { values[property.name] = object[property.name] }
+        default:
+            throw RealmError.invalidValue("\(className): expected a dictionary, an array or an object, got \(Swift.type(of: value))")
+        }
+        for name in values.keys where index(of: name) == nil {
+            throw RealmError.unknownProperty(type: className, property: name)
+        }
+        return values
+    }
+}
