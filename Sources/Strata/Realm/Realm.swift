@@ -29,6 +29,12 @@ public final class Realm {
     final class SnapshotBox {
         let snapshot: Snapshot
         init(_ snapshot: Snapshot) { self.snapshot = snapshot }
+
+        /// The stored row of `key`, read through the box: `view.snapshot.storedValue(…)`
+        /// copied the `Snapshot` (a retain and release of each reference in it) per read.
+        func storedValue(table: UInt32, key: UnsafeRawBufferPointer) throws -> StoredValue? {
+            try snapshot.storedValue(table: table, key: key)
+        }
     }
     /// The last type looked up by class (most calls ask for the same one again).
     private var lastBound: (id: ObjectIdentifier, bound: BoundType)?
@@ -311,7 +317,8 @@ public final class Realm {
         }
         let row: StoredValue?
         do {
-            row = try primaryKey.withKeyBytes { try view.snapshot.storedValue(table: bound.table, key: $0) }
+            let view = self.view
+            row = try primaryKey.withKeyBytes { try view.storedValue(table: bound.table, key: $0) }
         } catch {
             noteDamage(table: bound.table, key: primaryKey.keyBytes, error)
             return nil
