@@ -164,3 +164,22 @@ final class PortingObjectValueContractTests: XCTestCase {
         }
     }
 }
+
+/// Realm Swift's `Realm()` over `Realm.Configuration.defaultConfiguration`.
+final class PortingDefaultConfigurationContractTests: XCTestCase {
+    func testRealmOpensTheDefaultConfiguration() throws {
+        let saved = Realm.Configuration.defaultConfiguration
+        defer { Realm.Configuration.defaultConfiguration = saved }
+        // Unset: no store is named, and the error says what to do.
+        XCTAssertThrowsError(try Realm()) { error in
+            XCTAssertTrue("\(error)".contains("defaultConfiguration"), "\(error)")
+        }
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-contract-default-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: url) }
+        Realm.Configuration.defaultConfiguration = Realm.Configuration(directory: url, objectTypes: [Contact.self, Phone.self])
+        let realm = try Realm()
+        try realm.write { try realm.add(Contact(value: ["name": "Dee"])) }
+        XCTAssertEqual(try Realm().objects(Contact.self).count, 1, "another Realm() reads the same store")
+        XCTAssertEqual(Realm.Configuration.defaultConfiguration.directory, url)
+    }
+}

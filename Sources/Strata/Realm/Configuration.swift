@@ -56,6 +56,21 @@ extension Realm {
         /// by every realm of the process with the same identifier, and is gone when the last closes.
         public var inMemoryIdentifier: String?
 
+        /// The configuration `Realm()` (and every `Realm(…)` given no configuration) opens
+        /// (Realm Swift's name): set it once at start-up, read it from any thread. Strata
+        /// has no default location: until set, it names no store and opening it throws
+        /// ``RealmError/invalidValue(_:)`` saying so.
+        ///
+        /// ```swift
+        /// Realm.Configuration.defaultConfiguration = Realm.Configuration(directory: cacheURL, objectTypes: [User.self])
+        /// let realm = try Realm()
+        /// ```
+        public static var defaultConfiguration: Configuration {
+            get { defaultStorage.withLock { $0 } }
+            set { defaultStorage.withLock { $0 = newValue } }
+        }
+        private static let defaultStorage = Locked(Configuration())
+
         /// A configuration for the store in `directory`.
         public init(directory: URL? = nil, objectTypes: [Object.Type] = [], schemaVersion: UInt64 = 0,
                     migrationBlock: MigrationBlock? = nil, inMemoryIdentifier: String? = nil) {

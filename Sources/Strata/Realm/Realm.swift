@@ -82,7 +82,7 @@ public final class Realm {
     /// - Throws: ``RealmError/schemaMismatch(_:)`` when the stored schema differs and
     ///   `schemaVersion` was not raised; ``RealmError/invalidSchema(_:)`` for a model class
     ///   that cannot be used; ``RealmError/storage(_:)`` for engine failures (locked, damaged…).
-    public convenience init(configuration: Configuration = Configuration(),
+    public convenience init(configuration: Configuration = .defaultConfiguration,
                             isolation: isolated (any Actor)? = #isolation) throws {
         try self.init(configuration: configuration, confinement: .current(isolation: isolation))
     }
@@ -101,7 +101,7 @@ public final class Realm {
     /// ```
     ///
     /// - Throws: as ``init(configuration:isolation:)``.
-    public convenience init<A: Actor>(configuration: Configuration = Configuration(), actor: isolated A) async throws {
+    public convenience init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: isolated A) async throws {
         let confinement: Confinement = actor === MainActor.shared ? .thread(pthread_self()) : .actor(.init(actor))
         try self.init(configuration: configuration, confinement: confinement)
         let listener = AutorefreshListener(realm: self, target: .actor(actor))
@@ -113,7 +113,7 @@ public final class Realm {
     /// advances and delivers notifications on the queue when other threads commit.
     ///
     /// - Throws: ``RealmError/incorrectThread`` when not called on `queue`; as ``init(configuration:isolation:)``.
-    public convenience init(configuration: Configuration = Configuration(), queue: DispatchQueue) throws {
+    public convenience init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue) throws {
         guard let confinement = Confinement.queue(queue) else { throw RealmError.incorrectThread }
         try self.init(configuration: configuration, confinement: confinement)
     }

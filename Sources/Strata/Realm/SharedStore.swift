@@ -99,7 +99,7 @@ final class SharedStore: @unchecked Sendable {
     /// with the configuration's types bound to it.
     static func open(_ configuration: Realm.Configuration) throws -> (SharedStore, [BoundType]) {
         guard let identity = configuration.storeIdentity else {
-            throw RealmError.invalidValue("Realm.Configuration needs a directory or an inMemoryIdentifier")
+            throw RealmError.invalidValue("Realm.Configuration needs a directory or an inMemoryIdentifier (for Realm(), set Realm.Configuration.defaultConfiguration first)")
         }
         let declared = try declaredSchema(configuration)
         while true {
