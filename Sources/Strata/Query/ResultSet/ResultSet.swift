@@ -40,21 +40,15 @@ final class ResultSet {
 
     /// The engine key at `position` (`0 ..< count`).
     func key(at position: Int) -> [UInt8] {
-        switch storage {
-        case .keys(let keys):
-            return keys[position]
-        case .ordinals(let projection, var order):
-            storage = .keys([])  // (keeps `order` uniquely referenced while it sorts)
-            let ordinal = order.ordinal(at: position)
-            storage = .ordinals(projection, order)
-            return projection.key(Int(ordinal))
-        }
+        if case .keys(let keys) = storage { return keys[position] }
+        let (projection, ordinal) = ordinal(at: position)!
+        return projection.key(ordinal)
     }
 
     /// The projection and ordinal at `position`, for a column scan's answer (nil for keys).
     func ordinal(at position: Int) -> (projection: TableProjection, ordinal: Int)? {
         guard case .ordinals(let projection, var order) = storage else { return nil }
-        storage = .keys([])
+        storage = .keys([])  // (leaves `order` uniquely referenced while it sorts)
         let ordinal = order.ordinal(at: position)
         storage = .ordinals(projection, order)
         return (projection, Int(ordinal))
