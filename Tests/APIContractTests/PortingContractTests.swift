@@ -183,3 +183,39 @@ final class PortingDefaultConfigurationContractTests: XCTestCase {
         XCTAssertEqual(Realm.Configuration.defaultConfiguration.directory, url)
     }
 }
+
+/// Realm Swift's List range and offset edits, held to what an Array (the oracle) does.
+final class PortingListEditContractTests: XCTestCase {
+    func testRangeAndOffsetEditsOnManagedAndUnmanagedLists() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-contract-list-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: url) }
+        var config = Realm.Configuration(directory: url)
+        config.objectTypes = [Contact.self, Phone.self]
+        let realm = try Realm(configuration: config)
+        let managed = Contact(value: ["name": "Eve"])
+        try realm.write { try realm.add(managed) }
+        for contact in [Contact(), managed] {
+            var oracle = (0 ..< 10).map { "t\($0)" }
+            try realm.write {
+                contact.tags.replaceAll(with: oracle)
+                XCTAssertEqual(contact.tags.removeFirst(), oracle.removeFirst())
+                contact.tags.removeFirst(2); oracle.removeFirst(2)
+                contact.tags.removeLast(1); oracle.removeLast(1)
+                contact.tags.replaceSubrange(1 ..< 3, with: ["x", "y", "z"]); oracle.replaceSubrange(1 ..< 3, with: ["x", "y", "z"])
+                contact.tags.removeSubrange(0 ..< 1); oracle.removeSubrange(0 ..< 1)
+                XCTAssertEqual(Array(contact.tags), oracle)
+                // ["x", "y", "z", "t6", "t7", "t8"]: SwiftUI's onDelete and onMove.
+                XCTAssertEqual(oracle, ["x", "y", "z", "t6", "t7", "t8"])
+                contact.tags.remove(atOffsets: IndexSet([0, 2]))
+                XCTAssertEqual(Array(contact.tags), ["y", "t6", "t7", "t8"])
+                contact.tags.move(fromOffsets: IndexSet([0, 1]), toOffset: 3)   // before "t8"
+                XCTAssertEqual(Array(contact.tags), ["t7", "y", "t6", "t8"])
+                contact.tags.move(fromOffsets: IndexSet([3]), toOffset: 0)
+                XCTAssertEqual(Array(contact.tags), ["t8", "t7", "y", "t6"])
+                contact.tags.move(fromOffsets: IndexSet([0]), toOffset: 4)      // to the end
+                XCTAssertEqual(Array(contact.tags), ["t7", "y", "t6", "t8"])
+            }
+        }
+        XCTAssertEqual(Array(realm.object(ofType: Contact.self, forPrimaryKey: "Eve")!.tags), ["t7", "y", "t6", "t8"])
+    }
+}

@@ -1,6 +1,8 @@
 // List: an ordered collection property. Unmanaged, it is an array; managed, it reads and
 // writes its property of the owning object (one field of the row).
 
+import Foundation
+
 /// The element-type-erased face of a collection property (`List`, `MutableSet`, `Map`,
 /// `LinkingObjects`), for reflection and dynamic access.
 public class _ListBase {
@@ -294,6 +296,68 @@ public final class List<Element: _PersistableValue>: _ListBase, RandomAccessColl
         var current = self.current
         current.insert(contentsOf: elements, at: position)
         store(current)
+    }
+
+    // Realm Swift's range and offset edits (each one store of the new contents).
+
+    /// Removes and returns the first element. Traps when the list is empty, as `Array`'s.
+    @discardableResult
+    public func removeFirst() -> Element {
+        precondition(!isEmpty, "Can't remove first element from an empty list")
+        return remove(at: 0)
+    }
+
+    /// Removes the first `k` elements. Traps unless `0 <= k <= count`.
+    public func removeFirst(_ k: Int) {
+        precondition(k >= 0 && k <= count, "Can't remove \(k) elements from a list of \(count)")
+        removeSubrange(0 ..< k)
+    }
+
+    /// Removes the last `k` elements. Traps unless `0 <= k <= count`.
+    public func removeLast(_ k: Int) {
+        precondition(k >= 0 && k <= count, "Can't remove \(k) elements from a list of \(count)")
+        removeSubrange(count - k ..< count)
+    }
+
+    /// Removes the elements in `bounds`.
+    public func removeSubrange(_ bounds: Range<Int>) {
+        replaceSubrange(bounds, with: EmptyCollection())
+    }
+
+    /// Replaces the elements in `subrange` with `newElements`. Traps for a range outside
+    /// the list.
+    public func replaceSubrange(_ subrange: Range<Int>, with newElements: some Collection<Element>) {
+        precondition(subrange.lowerBound >= 0 && subrange.upperBound <= count,
+                     "Range \(subrange) is out of bounds (the list has \(count) elements)")
+        Realm.checkNotOwned(newElements, context: listName)
+        var elements = current
+        elements.replaceSubrange(subrange, with: newElements)
+        store(elements)
+    }
+
+    /// Removes the elements at `offsets` (SwiftUI's `onDelete`). Traps for an offset
+    /// outside the list.
+    public func remove(atOffsets offsets: IndexSet) {
+        guard let last = offsets.last else { return }
+        precondition(offsets.first! >= 0 && last < count, "Offsets \(Array(offsets)) are out of bounds (the list has \(count) elements)")
+        var elements = current
+        for offset in offsets.reversed() { elements.remove(at: offset) }
+        store(elements)
+    }
+
+    /// Moves the elements at `offsets` to before the element that was at `destination`
+    /// (`count`: the end), keeping their order (SwiftUI's `onMove`). Traps for an offset or
+    /// a destination outside the list.
+    public func move(fromOffsets offsets: IndexSet, toOffset destination: Int) {
+        guard let last = offsets.last else { return }
+        precondition(offsets.first! >= 0 && last < count && destination >= 0 && destination <= count,
+                     "Offsets \(Array(offsets)) or destination \(destination) are out of bounds (the list has \(count) elements)")
+        var elements = current
+        let moving = offsets.map { elements[$0] }
+        let before = offsets.filter { $0 < destination }.count
+        for offset in offsets.reversed() { elements.remove(at: offset) }
+        elements.insert(contentsOf: moving, at: destination - before)
+        store(elements)
     }
 
     /// `List<Element>(a, b, …)`.
