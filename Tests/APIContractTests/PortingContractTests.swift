@@ -91,14 +91,19 @@ final class PortingContractTests: XCTestCase {
     }
 }
 
+/// A realm of `types` in a new temporary directory (the caller removes it), and its configuration.
+private func contractRealm(_ name: String, types: [Object.Type]) throws -> (Realm, Realm.Configuration) {
+    var config = Realm.Configuration(directory: FileManager.default.temporaryDirectory
+        .appendingPathComponent("strata-contract-\(name)-\(UUID().uuidString)"))
+    config.objectTypes = types
+    return (try Realm(configuration: config), config)
+}
+
 /// Realm Swift's identity comparisons, as ported code writes them.
 final class PortingIdentityContractTests: XCTestCase {
     func testIsSameObjectAndRealmEquality() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-contract-same-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: url) }
-        var config = Realm.Configuration(directory: url)
-        config.objectTypes = [Contact.self, Phone.self]
-        let realm = try Realm(configuration: config)
+        let (realm, config) = try contractRealm("same", types: [Contact.self, Phone.self])
+        defer { try? FileManager.default.removeItem(at: config.directory!) }
         let ann = Contact()
         ann.name = "Ann"
         XCTAssertTrue(ann.isSameObject(as: ann), "an unmanaged object is itself")
@@ -144,11 +149,9 @@ final class PortingObjectValueContractTests: XCTestCase {
         XCTAssertEqual(car.owner?.address?.street, "1 Main")
         XCTAssertEqual(car.owner?.labels.contains("vip"), true)
         // Added like any unmanaged object.
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-contract-value-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: url) }
-        var config = Realm.Configuration(directory: url)
-        config.objectTypes = [Contact.self, Phone.self, PortedModelTypes.Owner.self, PortedModelTypes.Car.self, PortedModelTypes.Address.self]
-        let realm = try Realm(configuration: config)
+        let (realm, config) = try contractRealm("value", types: [Contact.self, Phone.self, PortedModelTypes.Owner.self,
+                                                                 PortedModelTypes.Car.self, PortedModelTypes.Address.self])
+        defer { try? FileManager.default.removeItem(at: config.directory!) }
         try realm.write {
             try realm.add(fromDictionary)
             try realm.add(car)
@@ -187,11 +190,8 @@ final class PortingDefaultConfigurationContractTests: XCTestCase {
 /// Realm Swift's List range and offset edits, held to what an Array (the oracle) does.
 final class PortingListEditContractTests: XCTestCase {
     func testRangeAndOffsetEditsOnManagedAndUnmanagedLists() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-contract-list-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: url) }
-        var config = Realm.Configuration(directory: url)
-        config.objectTypes = [Contact.self, Phone.self]
-        let realm = try Realm(configuration: config)
+        let (realm, config) = try contractRealm("list", types: [Contact.self, Phone.self])
+        defer { try? FileManager.default.removeItem(at: config.directory!) }
         let managed = Contact(value: ["name": "Eve"])
         try realm.write { try realm.add(managed) }
         for contact in [Contact(), managed] {
