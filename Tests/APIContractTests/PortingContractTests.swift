@@ -219,3 +219,36 @@ final class PortingListEditContractTests: XCTestCase {
         XCTAssertEqual(Array(realm.object(ofType: Contact.self, forPrimaryKey: "Eve")!.tags), ["t7", "y", "t6", "t8"])
     }
 }
+
+/// Realm Swift's `distinct(by:)`: the first object of each combination, in the results' order.
+final class PortingDistinctContractTests: XCTestCase {
+    func testDistinctKeepsTheFirstOfEachCombinationInOrder() throws {
+        let (realm, config) = try contractRealm("distinct", types: [Contact.self, Phone.self])
+        defer { try? FileManager.default.removeItem(at: config.directory!) }
+        let people: [(String, Int)] = [("a", 30), ("b", 20), ("c", 30), ("d", 40), ("e", 20), ("f", 30)]
+        try realm.write { for (name, age) in people { try realm.add(Contact(value: ["name": name, "age": age])) } }
+        let all = realm.objects(Contact.self)
+        // Primary-key order: a(30) b(20) c d(40) e f → one per age, the first met.
+        XCTAssertEqual(all.distinct(by: ["age"]).map(\.name), ["a", "b", "d"])
+        // Sorted by name descending first: f(30) e(20) d(40) …
+        XCTAssertEqual(all.sorted(byKeyPath: "name", ascending: false).distinct(by: ["age"]).map(\.name), ["f", "e", "d"])
+        XCTAssertEqual(all.filter("age < 40").distinct(by: ["age"]).count, 2)
+        XCTAssertEqual(all.distinct(by: ["age", "name"]).count, 6)
+        XCTAssertEqual(all.distinct(by: ["age"]).sum(of: \.age), 90, "aggregates see the distinct objects")
+        XCTAssertEqual(try all.filter(query: "age > 0 SORT(name ASC) LIMIT(2)").distinct(by: ["age"]).map(\.name), ["a", "b"],
+                       "LIMIT applies after distinct")
+        XCTAssertTrue(all.distinct(by: ["age"]).explain().contains("distinct: age"))
+        // Live: a new first-of-its-age object appears, and notifications recompute.
+        let results = all.distinct(by: ["age"])
+        var counts: [Int] = []
+        let token = results.observe { change in
+            if case .update(let results, _, _, _) = change { counts.append(results.count) }
+            if case .initial(let results) = change { counts.append(results.count) }
+        }
+        try realm.write { try realm.add(Contact(value: ["name": "g", "age": 50])) }
+        realm.refresh()
+        XCTAssertEqual(results.map(\.name), ["a", "b", "d", "g"])
+        XCTAssertEqual(counts.last, 4)
+        token.invalidate()
+    }
+}

@@ -120,7 +120,7 @@ final class CollectionObserver<Element: Object>: RealmObserver {
         let table = query.bound.table
         let result: (deletions: [Int], insertions: [Int], modifications: [Int])
         // A LIMIT needs the whole ordered result to know what falls in or out: recompute.
-        if let changes, query.limit == nil, !linkedTables.values.contains(where: { changes.tables[$0].map { !$0.isEmpty } ?? false }) {
+        if let changes, query.limit == nil, query.distinct.isEmpty, !linkedTables.values.contains(where: { changes.tables[$0].map { !$0.isEmpty } ?? false }) {
             guard let own = changes.tables[table], !own.isEmpty else { return }
             result = incremental(realm, old: old, changes: own)
         } else {

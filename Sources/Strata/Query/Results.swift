@@ -67,7 +67,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// filters over stored fields: counted on the table's columns, no key is copied and
     /// nothing is sorted).
     public var count: Int {
-        if query.filters.isEmpty, query.textFilters.isEmpty, query.limit == nil, realm.writeState == nil {
+        if query.filters.isEmpty, query.textFilters.isEmpty, query.limit == nil, query.distinct.isEmpty, realm.writeState == nil {
             realm.verifyThread()
             return realm.snapshot.count(table: query.bound.table)
         }
@@ -186,6 +186,24 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// The same objects sorted by one property.
     public func sorted<V: Comparable>(by keyPath: KeyPath<Element, V> & Sendable, ascending: Bool = true) -> Results<Element> {
         sorted(by: [SortDescriptor(keyPath, order: ascending ? .forward : .reverse)])
+    }
+
+    /// The first object, in these results' order, of each combination of values of the
+    /// stored properties named (Realm Swift's `distinct(by:)`); a LIMIT applies after it.
+    /// Traps for a name that is not a stored property of the type (as Realm does).
+    ///
+    /// ```swift
+    /// let oneAPerCity = users.sorted(byKeyPath: "rank", ascending: false).distinct(by: ["city"])
+    /// ```
+    public func distinct<S: Sequence>(by keyPaths: S) -> Results<Element> where S.Element == String {
+        let indexes = keyPaths.map { name -> Int in
+            guard let index = query.bound.schema.index(of: name), !query.bound.schema.properties[index].isList,
+                  query.bound.schema.properties[index].kind != .linkingObjects else {
+                preconditionFailure("distinct(by:): '\(name)' is not a stored property of \(Element.className)")
+            }
+            return index
+        }
+        return Results(realm: realm, query: query.replacing(distinct: indexes))
     }
 
     /// The position of `object`, or nil if it does not match.
@@ -314,8 +332,11 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     let sort: [SortDescriptor<Element>]
     /// A sort by property names (`sorted(byKeyPath:)`, `SORT(…)`); replaces `sort`.
     let keyPathSort: [(index: Int, reverse: Bool)]
-    /// At most this many objects (`LIMIT(n)`), after sorting.
+    /// At most this many objects (`LIMIT(n)`), after sorting (and after `distinct`).
     let limit: Int?
+    /// Keep only the first object (in order) of each combination of these properties' values
+    /// (Realm's `distinct(by:)`).
+    let distinct: [Int]
     /// An equality on the primary key or an indexed property, if any filter has one.
     let indexTerm: PredicateAnalysis.Term?
     /// All filters as one expression of the query IR, when they translate.
@@ -327,8 +348,10 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     var isSorted: Bool { !sort.isEmpty || !keyPathSort.isEmpty }
 
     init(bound: BoundType, filters: [Predicate<Element>], sort: [SortDescriptor<Element>],
-         textFilters: [CompiledTextQuery] = [], keyPathSort: [(index: Int, reverse: Bool)] = [], limit: Int? = nil) {
+         textFilters: [CompiledTextQuery] = [], keyPathSort: [(index: Int, reverse: Bool)] = [], limit: Int? = nil,
+         distinct: [Int] = []) {
         self.bound = bound
+        self.distinct = distinct
         self.filters = filters
         self.textFilters = textFilters
         self.keyPathSort = keyPathSort
@@ -342,19 +365,24 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     }
 
     func adding(filter: Predicate<Element>) -> ResultsQuery {
-        ResultsQuery(bound: bound, filters: filters + [filter], sort: sort, textFilters: textFilters, keyPathSort: keyPathSort, limit: limit)
+        ResultsQuery(bound: bound, filters: filters + [filter], sort: sort, textFilters: textFilters, keyPathSort: keyPathSort, limit: limit,
+                     distinct: distinct)
     }
     /// A string query's condition; its SORT replaces the sort, its LIMIT lowers the limit.
     func adding(text: CompiledTextQuery) -> ResultsQuery {
         let limit = [self.limit, text.limit].compactMap { $0 }.min()
         return ResultsQuery(bound: bound, filters: filters, sort: text.sortKeys.isEmpty ? sort : [], textFilters: textFilters + [text],
-                            keyPathSort: text.sortKeys.isEmpty ? keyPathSort : text.sortKeys, limit: limit)
+                            keyPathSort: text.sortKeys.isEmpty ? keyPathSort : text.sortKeys, limit: limit, distinct: distinct)
     }
     func replacing(sort: [SortDescriptor<Element>]) -> ResultsQuery {
-        ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, limit: limit)
+        ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, limit: limit, distinct: distinct)
     }
     func replacing(keyPathSort: [(index: Int, reverse: Bool)]) -> ResultsQuery {
-        ResultsQuery(bound: bound, filters: filters, sort: [], textFilters: textFilters, keyPathSort: keyPathSort, limit: limit)
+        ResultsQuery(bound: bound, filters: filters, sort: [], textFilters: textFilters, keyPathSort: keyPathSort, limit: limit, distinct: distinct)
+    }
+    func replacing(distinct: [Int]) -> ResultsQuery {
+        ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, keyPathSort: keyPathSort, limit: limit,
+                     distinct: distinct)
     }
 
     /// The stored fields of a managed object (empty if it is gone).
@@ -443,6 +471,21 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// The keys of the matching objects in `realm`'s current content, in order (or, with
     /// `ordered: false`, in no particular order, for callers that sort them their own way).
     func evaluate(in realm: Realm, ordered: Bool = true) -> [[UInt8]] {
+        guard !distinct.isEmpty else { return evaluateMatches(in: realm, ordered: ordered) }
+        // The first of each combination in the results' order, then the limit.
+        var seen = Set<[FieldValue]>(), kept: [[UInt8]] = []
+        for key in evaluateMatches(in: realm, ordered: true) {
+            let fields = realm.object(bound: bound, key: key)?._state?.allFields() ?? []
+            let values = distinct.map { $0 < fields.count ? fields[$0] : FieldValue.null }
+            if seen.insert(values).inserted { kept.append(key) }
+            if let limit, kept.count == limit { break }
+        }
+        return kept
+    }
+
+    /// Every matching key, in order (or none in particular with `ordered: false`), before
+    /// `distinct`.
+    private func evaluateMatches(in realm: Realm, ordered: Bool) -> [[UInt8]] {
         let table = bound.table
         let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == table } } ?? [:]
         if (filters.isEmpty || fieldExpression != nil), let sortKeys {
@@ -498,7 +541,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// without building objects (aggregates); nil when a filter needs objects, or with a
     /// LIMIT (which needs the order).
     func storedValues(of index: Int, in realm: Realm) -> [FieldValue]? {
-        guard filters.isEmpty || fieldExpression != nil, limit == nil else { return nil }
+        guard filters.isEmpty || fieldExpression != nil, limit == nil, distinct.isEmpty else { return nil }
         let table = bound.table
         let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == table } } ?? [:]
         return matchingRows(in: realm, pending: pending, values: [index]).map { $0.values[0] }
@@ -551,7 +594,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// The matching objects as a result set: a column scan's ordinals, ordered as far as
     /// they are read, or the keys of any other plan.
     func resultSet(in realm: Realm) -> ResultSet {
-        if filters.isEmpty || fieldExpression != nil, let sortKeys {
+        if distinct.isEmpty, filters.isEmpty || fieldExpression != nil, let sortKeys {
             let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == bound.table } } ?? [:]
             if let set = columnResultSet(in: realm, pending: pending, sortKeys: sortKeys, ordered: true) { return set }
         }
@@ -562,7 +605,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// no order, read from columns or rows without building objects; nil when a filter
     /// needs the objects.
     func matchingFields(in realm: Realm, values indexes: [Int]) -> [(key: [UInt8], values: [FieldValue])]? {
-        guard filters.isEmpty || fieldExpression != nil else { return nil }
+        guard filters.isEmpty || fieldExpression != nil, distinct.isEmpty else { return nil }
         let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == bound.table } } ?? [:]
         return matchingRows(in: realm, pending: pending, values: indexes)
     }
@@ -702,7 +745,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// The first `limit` keys (all of them without a limit, or when the caller orders them:
     /// it then applies the limit itself after ordering).
     private func limited(_ keys: [[UInt8]], ordered: Bool) -> [[UInt8]] {
-        guard let limit, ordered, keys.count > limit else { return keys }
+        guard let limit, ordered, distinct.isEmpty, keys.count > limit else { return keys }
         return Array(keys.prefix(limit))
     }
 }

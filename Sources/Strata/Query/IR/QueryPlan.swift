@@ -49,6 +49,7 @@ extension ResultsQuery {
         } else {
             lines.append("  order: primary key")
         }
+        if !distinct.isEmpty { lines.append("  distinct: " + distinct.map(name).joined(separator: ", ") + " (the first of each, in order)") }
         if let limit { lines.append("  limit: \(limit)") }
         return lines.joined(separator: "\n")
     }
