@@ -399,7 +399,9 @@ extension Store {
     private func writeHintInBackground(for segment: SegmentView) {
         let job = SealedHintJob(segment: segment, entries: activeHint, space: writerSpace[segment.id],
                                 lastSequence: lastAppendedSequence)
-        sealedHints.async { [self] in writeHint(job) }
+        // Weak: a store dropped without `close()` must not be kept open (its lock held) by
+        // a hint nobody will read before the next open scans the segment anyway.
+        sealedHints.async { [weak self] in self?.writeHint(job) }
     }
 
     /// Waits until every hint handed to the background writer is written (or given up).
