@@ -233,6 +233,10 @@ final class PortingDistinctContractTests: XCTestCase {
         // Sorted by name descending first: f(30) e(20) d(40) …
         XCTAssertEqual(all.sorted(byKeyPath: "name", ascending: false).distinct(by: ["age"]).map(\.name), ["f", "e", "d"])
         XCTAssertEqual(all.filter("age < 40").distinct(by: ["age"]).count, 2)
+        // In call order: distinct first (a and b, in key order), then the sort; sorting first
+        // picks f and e instead.
+        XCTAssertEqual(all.distinct(by: ["age"]).sorted(byKeyPath: "name", ascending: false).map(\.name), ["d", "b", "a"])
+        XCTAssertEqual(all.distinct(by: ["age"]).filter("age < 40").map(\.name), ["a", "b"])
         XCTAssertEqual(all.distinct(by: ["age", "name"]).count, 6)
         XCTAssertEqual(all.distinct(by: ["age"]).sum(of: \.age), 90, "aggregates see the distinct objects")
         XCTAssertEqual(try all.filter(query: "age > 0 SORT(name ASC) LIMIT(2)").distinct(by: ["age"]).map(\.name), ["a", "b"],

@@ -35,6 +35,33 @@ private final class HeldHintFileSystem: FileSystem, @unchecked Sendable {
 }
 
 final class SealedHintTests: XCTestCase {
+    /// A store dropped without `close()` while its hint is being written: the job must not
+    /// hold the store (it did, briefly, and then ran the store's deinit on the hint queue,
+    /// whose close waited for that same queue: a trap or a hang), and the store's files and
+    /// lock must be let go once the hint is done.
+    func testAStoreDroppedWhileItsHintIsWrittenClosesCleanly() throws {
+        let dir = TemporaryDirectory("sealed-hint-drop")
+        let fileSystem = HeldHintFileSystem()
+        var small = options(segmentSize: 16 << 10, fileSystem: fileSystem)
+        small.autoCompaction = .disabled
+        var store: Store? = try Store(directory: dir.url, options: small)
+        let value = [UInt8](repeating: 0x3C, count: 300)
+        var committed = 0
+        while fileSystem.entered.wait(timeout: .now()) != .success {
+            try store!.write { try $0.put(table: 1, key: bytes("key-\(committed)"), value: value) }
+            committed += 1
+            if committed >= 1_000 { return XCTFail("no commit sealed a segment") }
+        }
+        // Released from another thread in a moment: dropping the store may wait for the hint.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { fileSystem.release.signal() }
+        store = nil
+        XCTAssertEqual(fileSystem.outcome.withLock { $0 }, "released", "the drop returned before the hint was written")
+        let reopened = try Store(directory: dir.url)
+        for i in 0 ..< committed { XCTAssertEqual(try reopened.get(table: 1, key: bytes("key-\(i)")), value) }
+        XCTAssertTrue(try reopened.verify().isClean)
+        try reopened.close()
+    }
+
     func testACommitThatSealsASegmentDoesNotWaitForItsHint() throws {
         let dir = TemporaryDirectory("sealed-hint")
         let fileSystem = HeldHintFileSystem()

@@ -62,16 +62,46 @@ final class ResultSetTests: RealmTestCase {
     }
 
     /// A sort column with NaN is no strict order (NaN equals every number under the row
-    /// rule), so the whole sort decides, as it did before result sets were lazy.
+    /// rule), so the whole sort decides, as it did before result sets were lazy: the first
+    /// positions read first (where a bounded heap would pick them) must be those a set read
+    /// from its end first (sorted whole) shows. Double and Float columns (a Float column is
+    /// kept as plain values).
     func testASortColumnWithNaNIsOrderedWhole() throws {
         let realm = try openRealm()
         let all = try seeded(realm, count: 600, seed: 7)
         try realm.write { for user in all where user.rank == 3 { user.score = .nan } }
-        let sorted = realm.objects(User.self).filter(#Predicate { $0.rank >= 0 }).sorted(by: \.score, ascending: false)
-        let whole = sorted.map(\.objId)
-        let again = realm.objects(User.self).filter(#Predicate { $0.rank >= 0 }).sorted(by: \.score, ascending: false)
-        XCTAssertEqual(Array(again.prefix(10)).map(\.objId), Array(whole.prefix(10)))
-        XCTAssertEqual(whole.count, 600)
+        func sorted() -> Results<User> { realm.objects(User.self).filter(#Predicate { $0.rank >= 0 }).sorted(by: \.score, ascending: false) }
+        let fromTheEnd = sorted()
+        _ = fromTheEnd[fromTheEnd.count - 1]
+        XCTAssertEqual(Array(sorted().prefix(10)).map(\.objId), Array(fromTheEnd.prefix(10)).map(\.objId))
+        XCTAssertEqual(fromTheEnd.count, 600)
+
+        try realm.write {
+            for i in 0 ..< 600 {
+                let row = AllTypes()
+                row.key = i
+                row.int64 = Int64(i)
+                row.float = i % 5 == 0 ? .nan : Float(i % 37)
+                try realm.add(row)
+            }
+        }
+        func floats() -> Results<AllTypes> { realm.objects(AllTypes.self).filter(#Predicate { $0.int64 >= 0 }).sorted(by: \.float) }
+        let floatsFromTheEnd = floats()
+        _ = floatsFromTheEnd[599]
+        XCTAssertEqual(Array(floats().prefix(10)).map(\.key), Array(floatsFromTheEnd.prefix(10)).map(\.key))
+    }
+
+    /// A string column's dictionary keeps one spelling of canonically equivalent strings;
+    /// `map(\.property)` must give each object's own spelling, as reading the object does.
+    func testMappingAStringKeepsEachRowsOwnSpelling() throws {
+        let realm = try openRealm()
+        try realm.write {
+            try realm.add(newUser("a", lastName: "caf\u{E9}"))
+            try realm.add(newUser("b", lastName: "cafe\u{301}"))
+        }
+        let results = realm.objects(User.self).filter(#Predicate { $0.lastName != "zzz" })
+        XCTAssertTrue(results.explain().contains("column scan"), results.explain())
+        XCTAssertEqual(results.map(\.lastName).map { Array($0.unicodeScalars) }, results.map { Array($0.lastName.unicodeScalars) })
     }
 
     /// `map(\.property)` reads stored values without building objects; it must answer what

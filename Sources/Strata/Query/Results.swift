@@ -236,12 +236,15 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         let set = resultSet
         // Integer, UUID and ObjectId primary keys read back from the engine key (strings are
         // keyed in one normal form, which may not be the stored spelling).
-        let fromKey = index == bound.primaryKeyIndex && bound.schema.properties[index].kind != .string
+        let isString = bound.schema.properties[index].kind == .string
+        let fromKey = index == bound.primaryKeyIndex && !isString
         var values: [T] = []
         values.reserveCapacity(set.count)
         for position in 0 ..< set.count {
             let field: FieldValue
-            if let (projection, ordinal) = set.ordinal(at: position), let column = projection.projectedColumn(index),
+            // (Not a string column: its dictionary keeps one spelling of canonically
+            // equivalent strings, and an object reads its own row's.)
+            if !isString, let (projection, ordinal) = set.ordinal(at: position), let column = projection.projectedColumn(index),
                projection.damagedOrdinals(index)?[ordinal] != true {
                 field = column.value(at: ordinal)
             } else {
@@ -337,6 +340,10 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// Keep only the first object (in order) of each combination of these properties' values
     /// (Realm's `distinct(by:)`).
     let distinct: [Int]
+    /// The query as it stood when `distinct` was applied, when filters or a sort were added
+    /// after it: distinct picks the first of each in that query's order, then the later
+    /// filters and sort apply to the survivors (Realm applies them in call order).
+    let distinctBasis: ResultsQuery?
     /// An equality on the primary key or an indexed property, if any filter has one.
     let indexTerm: PredicateAnalysis.Term?
     /// All filters as one expression of the query IR, when they translate.
@@ -349,9 +356,10 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
 
     init(bound: BoundType, filters: [Predicate<Element>], sort: [SortDescriptor<Element>],
          textFilters: [CompiledTextQuery] = [], keyPathSort: [(index: Int, reverse: Bool)] = [], limit: Int? = nil,
-         distinct: [Int] = []) {
+         distinct: [Int] = [], distinctBasis: ResultsQuery? = nil) {
         self.bound = bound
         self.distinct = distinct
+        self.distinctBasis = distinctBasis
         self.filters = filters
         self.textFilters = textFilters
         self.keyPathSort = keyPathSort
@@ -366,23 +374,32 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
 
     func adding(filter: Predicate<Element>) -> ResultsQuery {
         ResultsQuery(bound: bound, filters: filters + [filter], sort: sort, textFilters: textFilters, keyPathSort: keyPathSort, limit: limit,
-                     distinct: distinct)
+                     distinct: distinct, distinctBasis: basisForLaterSteps)
     }
     /// A string query's condition; its SORT replaces the sort, its LIMIT lowers the limit.
     func adding(text: CompiledTextQuery) -> ResultsQuery {
         let limit = [self.limit, text.limit].compactMap { $0 }.min()
         return ResultsQuery(bound: bound, filters: filters, sort: text.sortKeys.isEmpty ? sort : [], textFilters: textFilters + [text],
-                            keyPathSort: text.sortKeys.isEmpty ? keyPathSort : text.sortKeys, limit: limit, distinct: distinct)
+                            keyPathSort: text.sortKeys.isEmpty ? keyPathSort : text.sortKeys, limit: limit, distinct: distinct,
+                            distinctBasis: basisForLaterSteps)
     }
     func replacing(sort: [SortDescriptor<Element>]) -> ResultsQuery {
-        ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, limit: limit, distinct: distinct)
+        ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, limit: limit, distinct: distinct,
+                     distinctBasis: basisForLaterSteps)
     }
     func replacing(keyPathSort: [(index: Int, reverse: Bool)]) -> ResultsQuery {
-        ResultsQuery(bound: bound, filters: filters, sort: [], textFilters: textFilters, keyPathSort: keyPathSort, limit: limit, distinct: distinct)
+        ResultsQuery(bound: bound, filters: filters, sort: [], textFilters: textFilters, keyPathSort: keyPathSort, limit: limit, distinct: distinct,
+                     distinctBasis: basisForLaterSteps)
     }
     func replacing(distinct: [Int]) -> ResultsQuery {
         ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, keyPathSort: keyPathSort, limit: limit,
                      distinct: distinct)
+    }
+    /// The basis a filter or sort added now leaves `distinct` on: the query as it stands
+    /// (without its distinct), the first time something is added after it.
+    private var basisForLaterSteps: ResultsQuery? {
+        guard !distinct.isEmpty else { return nil }
+        return distinctBasis ?? ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, keyPathSort: keyPathSort)
     }
 
     /// The stored fields of a managed object (empty if it is gone).
@@ -472,12 +489,20 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// `ordered: false`, in no particular order, for callers that sort them their own way).
     func evaluate(in realm: Realm, ordered: Bool = true) -> [[UInt8]] {
         guard !distinct.isEmpty else { return evaluateMatches(in: realm, ordered: ordered) }
-        // The first of each combination in the results' order, then the limit.
-        var seen = Set<[FieldValue]>(), kept: [[UInt8]] = []
-        for key in evaluateMatches(in: realm, ordered: true) {
+        // The first of each combination in the order distinct was applied to, then what came
+        // after it (filters, a sort) and the limit.
+        var seen = Set<[FieldValue]>(), firsts: [[UInt8]] = []
+        let basis = distinctBasis ?? self
+        for key in basis.evaluateMatches(in: realm, ordered: true) {
             let fields = realm.object(bound: bound, key: key)?._state?.allFields() ?? []
             let values = distinct.map { $0 < fields.count ? fields[$0] : FieldValue.null }
-            if seen.insert(values).inserted { kept.append(key) }
+            if seen.insert(values).inserted { firsts.append(key) }
+        }
+        guard distinctBasis != nil else { return limit.map { Array(firsts.prefix($0)) } ?? firsts }
+        let survivors = Set(firsts.map(ObjectKey.init))
+        var kept: [[UInt8]] = []
+        for key in evaluateMatches(in: realm, ordered: true) where survivors.contains(ObjectKey(key)) {
+            kept.append(key)
             if let limit, kept.count == limit { break }
         }
         return kept
@@ -588,7 +613,8 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         ordinals.subtract(excluded)
         // Without a sort, primary-key order is the keys' byte order: the same sort, by key only.
         return ResultSet(projection: projection, selected: ordinals,
-                         order: ordered ? projection.order(by: columns) : TableProjection.ordinalOrder, limit: ordered ? limit : nil)
+                         order: ordered ? projection.order(by: columns) : TableProjection.ordinalOrder,
+                         limit: ordered && distinct.isEmpty ? limit : nil)
     }
 
     /// The matching objects as a result set: a column scan's ordinals, ordered as far as

@@ -399,9 +399,12 @@ extension Store {
     private func writeHintInBackground(for segment: SegmentView) {
         let job = SealedHintJob(segment: segment, entries: activeHint, space: writerSpace[segment.id],
                                 lastSequence: lastAppendedSequence)
-        // Weak: a store dropped without `close()` must not be kept open (its lock held) by
-        // a hint nobody will read before the next open scans the segment anyway.
-        sealedHints.async { [weak self] in self?.writeHint(job) }
+        // The job holds what it writes with, not the store: holding the store, it could run
+        // the store's deinit (a store dropped without `close()`) on this queue, whose close
+        // then waits for this queue; and it would keep the store's lock held meanwhile.
+        sealedHints.async { [path, storeCipher, fileSystem, sealScanCount] in
+            Store.writeHint(job, path: path, cipher: storeCipher, fileSystem: fileSystem, scans: sealScanCount)
+        }
     }
 
     /// Waits until every hint handed to the background writer is written (or given up).
@@ -412,7 +415,8 @@ extension Store {
     /// Writes the hint file of a sealed segment, from the entries its appends recorded
     /// when they fit (no second read of the segment), else from a scan of it. A hint is a
     /// cache: on failure the next open scans the segment instead, so errors are not reported.
-    private func writeHint(_ job: SealedHintJob) {
+    private static func writeHint(_ job: SealedHintJob, path: String, cipher storeCipher: StoreCipher?,
+                                  fileSystem: any FileSystem, scans sealScanCount: Locked<Int>) {
         let segment = job.segment, id = segment.id, length = segment.length
         let space = job.space ?? SegmentSpace(diskBytes: length, sealed: true)
         var hint = job.entries.hintFile(segmentID: id, segmentLength: length, lastSequence: job.lastSequence,

@@ -845,14 +845,15 @@ extension TableProjection {
             keyBytes[(a == 0 ? 0 : keyEnds[a - 1]) ..< keyEnds[a]].lexicographicallyPrecedes(keyBytes[(b == 0 ? 0 : keyEnds[b - 1]) ..< keyEnds[b]])
         }
         let whole = { (ordinals: [Int32]) in self.sorted(ordinals, by: sortKeys) }
-        let floats: [[Double]] = sortKeys.compactMap {
-            switch $0.column {
-            case .double(let values, _), .date(let values, _): return values
-            default: return nil
-            }
-        }
+        let columns = sortKeys.map(\.column)
         let needsWholeSort = { (ordinals: [Int32]) -> Bool in
-            floats.contains { values in ordinals.contains { values[Int($0)].isNaN } }
+            columns.contains { column in
+                switch column {
+                case .double(let values, _), .date(let values, _): return ordinals.contains { values[Int($0)].isNaN }
+                case .values(let values): return ordinals.contains { values[Int($0)].isNaN }
+                case .int, .string: return false
+                }
+            }
         }
         if sortKeys.count == 1, let numbers = Self.numericValues(sortKeys[0].column) {
             let reverse = sortKeys[0].reverse
@@ -904,5 +905,18 @@ struct StringDictionary {
         result.reserveCapacity(count)
         for index in 0 ..< count { result.append(try transform(self[index])) }
         return result
+    }
+}
+
+extension FieldValue {
+    /// Whether the value is a floating-point NaN (which the row rule orders as equal to every
+    /// number: no strict order a partial sort can keep).
+    var isNaN: Bool {
+        switch self {
+        case .double(let d): return d.isNaN
+        case .float(let f): return f.isNaN
+        case .date(let d): return d.timeIntervalSinceReferenceDate.isNaN
+        default: return false
+        }
     }
 }
