@@ -60,6 +60,22 @@ final class ResultsControllerLazyTests: RealmTestCase {
         XCTAssertEqual(mapped.withLock { $0 }, 300)
     }
 
+    /// Inside a write that deleted an object the controller still shows (it hears of the
+    /// delete at commit), reading that row maps the object as last committed.
+    func testARowDeletedInAnOpenWriteMapsAsLastCommitted() throws {
+        let realm = try seeded()
+        let request = RealmRequest<TaskModel>(predicate: nil, realm: realm, sortDescriptors: [SortDescriptor(\.id)])
+        let controller = try RealmResultsController<TaskModel, Task>(request: request, sectionKeyPath: nil, mapper: Task.init)
+        try controller.performFetch()
+        try realm.write {
+            try realm.delete(realm.object(ofType: TaskModel.self, forPrimaryKey: 5)!)
+            let shown = controller.object(at: IndexPath(item: 5, section: 0))
+            XCTAssertEqual(shown.id, 5)
+            XCTAssertEqual(shown.name, "task 995", "mapped from zero values instead of the last commit")
+        }
+        XCTAssertEqual(controller.numberOfObjects(at: 0), 299)
+    }
+
     func testChangesMapWhatTheyReportAndADeletedUnreadRowAsItWas() throws {
         let realm = try seeded()
         let mapped = Locked(0)

@@ -280,10 +280,18 @@ public final class RealmResultsController<T: Object, U> {
     /// The mapped value of `key` (an entry of the results), mapped now if it was not yet.
     private func mapped(_ key: ObjectKey) -> U {
         if let object = entries[key]?.object { return object }
-        // The object exists: the entries follow the realm's current content. A row that
-        // cannot be read maps as an object reading zero values, as results show it.
-        let object = (realm.object(bound: bound, key: key.bytes) ?? realm.makeObject(bound: bound, key: key.bytes, row: nil)) as! T
-        let value = mapper(object)
+        // The entries follow the content the controller last saw. Inside a write that deleted
+        // the object (the controller hears of it at commit), it is mapped as last committed;
+        // a row that cannot be read maps as an object reading zero values, as results show it.
+        let object: Object
+        if let current = realm.object(bound: bound, key: key.bytes) {
+            object = current
+        } else if let row = realm.storedRow(table: bound.table, key: key.bytes) {
+            object = realm.makeObject(bound: bound, key: key.bytes, row: row, pinned: Realm.SnapshotBox(realm.snapshot))
+        } else {
+            object = realm.makeObject(bound: bound, key: key.bytes, row: nil)
+        }
+        let value = mapper(object as! T)
         entries[key]?.object = value
         return value
     }
