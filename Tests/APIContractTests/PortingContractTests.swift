@@ -256,3 +256,21 @@ final class PortingDistinctContractTests: XCTestCase {
         token.invalidate()
     }
 }
+
+/// Realm Swift's `Results.thaw()`.
+final class PortingThawContractTests: XCTestCase {
+    func testThawedResultsAreLiveAgain() throws {
+        let (realm, config) = try contractRealm("thaw", types: [Contact.self, Phone.self])
+        defer { try? FileManager.default.removeItem(at: config.directory!) }
+        try realm.write { for (name, age) in [("a", 1), ("b", 2), ("c", 3)] { try realm.add(Contact(value: ["name": name, "age": age])) } }
+        let frozen = realm.objects(Contact.self).filter("age >= 2").sorted(byKeyPath: "age", ascending: false).freeze()
+        XCTAssertTrue(frozen.isFrozen)
+        try realm.write { try realm.add(Contact(value: ["name": "d", "age": 4])) }
+        XCTAssertEqual(frozen.map(\.name), ["c", "b"], "frozen results keep their commit")
+        let thawed = try XCTUnwrap(frozen.thaw())
+        XCTAssertFalse(thawed.isFrozen)
+        XCTAssertEqual(thawed.map(\.name), ["d", "c", "b"], "the same query, live")
+        let live = realm.objects(Contact.self)
+        XCTAssertEqual(live.thaw()?.count, 4, "live results thaw to themselves")
+    }
+}

@@ -211,6 +211,16 @@ extension Results {
         return Results(realm: box.realm!, query: query)
     }
 
+    /// The live version of frozen results (Realm's `thaw()`): the same query in a realm of
+    /// the same configuration opened here, over the newest content. Live results return
+    /// themselves; nil when no realm can be opened here.
+    public func thaw() -> Results<Element>? {
+        guard realm.isFrozen else { return self }
+        guard let live = try? Realm(configuration: realm.configuration),
+              let bound = live.boundType(named: query.bound.className) else { return nil }
+        return Results(realm: live, query: query.rebound(to: bound))
+    }
+
     /// A `Sendable` collection of these results as of now, for other tasks, actors and
     /// threads. Traps inside a write transaction.
     public func frozen() -> FrozenResults<Element> {

@@ -391,6 +391,11 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         ResultsQuery(bound: bound, filters: filters, sort: [], textFilters: textFilters, keyPathSort: keyPathSort, limit: limit, distinct: distinct,
                      distinctBasis: basisForLaterSteps)
     }
+    /// The same query over another realm's binding of the type (thawing frozen results).
+    func rebound(to bound: BoundType) -> ResultsQuery {
+        ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, keyPathSort: keyPathSort, limit: limit,
+                     distinct: distinct, distinctBasis: distinctBasis?.rebound(to: bound))
+    }
     func replacing(distinct: [Int]) -> ResultsQuery {
         ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, keyPathSort: keyPathSort, limit: limit,
                      distinct: distinct)
