@@ -274,3 +274,30 @@ final class PortingThawContractTests: XCTestCase {
         XCTAssertEqual(live.thaw()?.count, 4, "live results thaw to themselves")
     }
 }
+
+/// Realm Swift's Map aggregates and merge.
+final class PortingMapContractTests: XCTestCase {
+    func testMapAggregatesAndMerge() throws {
+        let (realm, config) = try contractRealm("map", types: [PortedModelTypes.Owner.self, PortedModelTypes.Car.self, PortedModelTypes.Address.self])
+        defer { try? FileManager.default.removeItem(at: config.directory!) }
+        let unmanaged = PortedModelTypes.Owner()
+        XCTAssertNil(unmanaged.scores.min())
+        XCTAssertNil(unmanaged.scores.average())
+        XCTAssertEqual(unmanaged.scores.sum(), 0)
+        unmanaged.scores["a"] = 3
+        unmanaged.scores["b"] = 8
+        try realm.write { try realm.add(unmanaged) }
+        let scores = try XCTUnwrap(realm.objects(PortedModelTypes.Owner.self).first).scores
+        try realm.write {
+            scores.merge(["b": 1, "c": 4], uniquingKeysWith: +)
+            scores.merge([(key: "a", value: 10)]) { old, _ in old }
+        }
+        XCTAssertEqual(scores["a"], 3)
+        XCTAssertEqual(scores["b"], 9)
+        XCTAssertEqual(scores["c"], 4)
+        XCTAssertEqual(scores.min(), 3)
+        XCTAssertEqual(scores.max(), 9)
+        XCTAssertEqual(scores.sum(), 16)
+        XCTAssertEqual(try XCTUnwrap(scores.average()), 16.0 / 3, accuracy: 1e-12)
+    }
+}

@@ -273,6 +273,46 @@ public final class Map<Key: _MapKey, Value: _PersistableValue>: _ListBase, Seque
     }
 }
 
+// Realm Swift's map aggregates and merge.
+extension Map {
+    /// Merges `other` into the map, `combine` choosing the value of a key present in both
+    /// (the map's first, then `other`'s), as `Dictionary.merge` does. Inside a write for a
+    /// managed map.
+    public func merge<S: Sequence>(_ other: S, uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows
+        where S.Element == (key: Key, value: Value) {
+        for (key, value) in other {
+            updateValue(try self[key].map { try combine($0, value) } ?? value, forKey: key)
+        }
+    }
+
+    /// Merges a dictionary into the map, as the sequence form does.
+    public func merge(_ other: [Key: Value], uniquingKeysWith combine: (Value, Value) throws -> Value) rethrows {
+        try merge(other.map { (key: $0.key, value: $0.value) }, uniquingKeysWith: combine)
+    }
+}
+
+extension Map where Value: Comparable {
+    /// The smallest value, or nil for an empty map.
+    public func min() -> Value? { values.min() }
+    /// The largest value, or nil for an empty map.
+    public func max() -> Value? { values.max() }
+}
+
+extension Map where Value: AdditiveArithmetic {
+    /// The sum of the values (zero for an empty map).
+    public func sum() -> Value { values.reduce(.zero, +) }
+}
+
+extension Map where Value: BinaryFloatingPoint {
+    /// The mean of the values, or nil for an empty map.
+    public func average() -> Value? { isEmpty ? nil : sum() / Value(count) }
+}
+
+extension Map where Value: BinaryInteger {
+    /// The mean of the values, or nil for an empty map.
+    public func average() -> Double? { isEmpty ? nil : Double(sum()) / Double(count) }
+}
+
 extension Map: _PersistedProperty {
     public static var _schemaTemplate: PropertySchema {
         PropertySchema(name: "", kind: Value._propertyKind, isOptional: Value.self is ExpressibleByNilLiteral.Type,
