@@ -33,7 +33,9 @@ final class ResultsControllerLazyTests: RealmTestCase {
         return realm
     }
 
-    func testAFetchMapsNothingAndAScreenMapsWhatItShows() throws {
+    /// The seeded realm and a controller over it (7 sections by project, sorted by name)
+    /// whose mapper counts its calls.
+    private func countingController() throws -> (Realm, RealmResultsController<TaskModel, Task>, Locked<Int>) {
         let realm = try seeded()
         let mapped = Locked(0)
         let request = RealmRequest<TaskModel>(predicate: nil, realm: realm, sortDescriptors: [SortDescriptor(\.name)])
@@ -41,6 +43,11 @@ final class ResultsControllerLazyTests: RealmTestCase {
             mapped.withLock { $0 += 1 }
             return Task($0)
         })
+        return (realm, controller, mapped)
+    }
+
+    func testAFetchMapsNothingAndAScreenMapsWhatItShows() throws {
+        let (_, controller, mapped) = try countingController()   // (the controller's request keeps the realm)
         try controller.performFetch()
         XCTAssertEqual(mapped.withLock { $0 }, 0, "the fetch mapped objects nobody read")
         XCTAssertEqual(controller.numberOfSections, 7)
@@ -77,13 +84,7 @@ final class ResultsControllerLazyTests: RealmTestCase {
     }
 
     func testChangesMapWhatTheyReportAndADeletedUnreadRowAsItWas() throws {
-        let realm = try seeded()
-        let mapped = Locked(0)
-        let request = RealmRequest<TaskModel>(predicate: nil, realm: realm, sortDescriptors: [SortDescriptor(\.name)])
-        let controller = try RealmResultsController<TaskModel, Task>(request: request, sectionKeyPath: \.projectID, mapper: {
-            mapped.withLock { $0 += 1 }
-            return Task($0)
-        })
+        let (realm, controller, mapped) = try countingController()
         let delegate = CollectingDelegate()
         controller.delegate = delegate
         try controller.performFetch()

@@ -813,6 +813,13 @@ extension TableProjection {
         switch column {
         case .int(let values, let nulls): return typed(values, nulls)
         case .double(let values, let nulls), .date(let values, let nulls): return typed(values, nulls)
+        case .string(let codes, let dictionary):
+            // One code is one string: equal codes need no string read from the arena; nil
+            // (-1) first, as the row rule orders it.
+            let x = codes[a], y = codes[b]
+            if x == y { return .orderedSame }
+            if x < 0 || y < 0 { return x < 0 ? .orderedAscending : .orderedDescending }
+            return QueryCompiler.order(.string(dictionary[Int(x)]), .string(dictionary[Int(y)]))
         default: return QueryCompiler.order(column.value(at: a), column.value(at: b))
         }
     }
