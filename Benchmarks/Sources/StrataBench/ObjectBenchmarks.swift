@@ -79,6 +79,16 @@ struct ObjectBenchmarks {
             case "upsert":
                 let posts = versions[(round + 1) % 2].map(object)
                 elapsed = try time { try realm.write { try realm.add(posts, update: .modified) } }
+            case "rewrite":
+                // The queries suite's step (6): a loop over every object, two properties set.
+                elapsed = try time {
+                    try realm.write {
+                        for post in realm.objects(BenchPost.self) {
+                            post.likes = (post.id &* 7 &+ round) % 5000
+                            post.score = Double(round)
+                        }
+                    }
+                }
             case "insert":
                 let posts = versions[round % 2].map(object)
                 let fresh = URL(fileURLWithPath: workDirectory + "/objects-profile-insert-\(round)")
@@ -123,7 +133,7 @@ struct ObjectBenchmarks {
                     }
                 }
             default:
-                throw ValidationError("phases: upsert, make, read, scan, sort, list")
+                throw ValidationError("phases: upsert, rewrite, insert, init, set, make, read, scan, sort, list")
             }
             if round < rounds - 1 { continue }
             log(String(format: "%@ round %d: %.3f s (%.2f µs per object)", phase, round, elapsed, elapsed / Double(objects) * 1e6))

@@ -44,6 +44,22 @@ final class PendingRow {
         self.atomicMark = atomicMark
     }
 
+    /// The pending row of a stored object about to change: its bytes, copied and checked
+    /// once (so reading them later in the write cannot meet damage), never decoded.
+    init(stored: StoredValue, atomicMark: UInt64) throws(RowFormat.DecodingError) {
+        let bytes = stored.bytes
+        do {
+            try RowFormat.validate(bytes)
+        } catch let error as RowFormat.DecodingError {
+            throw error
+        } catch {
+            throw RowFormat.DecodingError(reason: "\(error)")
+        }
+        content = .row(bytes)
+        originalRow = stored
+        self.atomicMark = atomicMark
+    }
+
     var isDeleted: Bool {
         if case .deleted = content { return true }
         return false
@@ -93,6 +109,26 @@ final class PendingRow {
         }
     }
 
+    /// Sets property `index` to `value`: written into the encoded row (over the old bytes
+    /// when they are the same size), or into the decoded values once a collection was
+    /// changed in place. `isCollection`: the property is a list, set or map, whose kept
+    /// contents compare its revision.
+    func setField(_ index: Int, _ value: FieldValue, isCollection: Bool) {
+        switch content {
+        case .deleted:
+            return
+        case .fields(var values):
+            content = .deleted           // so `values` is the only reference: changed in place
+            values[index] = value
+            content = .fields(values)
+        case .row(var row):
+            content = .deleted
+            RowFormat.replaceField(index, in: &row, with: value)
+            content = .row(row)
+        }
+        if isCollection { fieldRevisions[index, default: 0] &+= 1 }
+    }
+
     /// Puts back a state saved by `WriteState.willChange`.
     func restore(_ saved: Content) {
         content = saved
@@ -136,8 +172,13 @@ public final class ObjectState {
     let pinned: Realm.SnapshotBox?
     private var row: StoredValue?
     private var rowGeneration: UInt64 = .max
-    private weak var pending: PendingRow?
+    // The pending row found last, used only while its write (the id) is the realm's and
+    // has removed no row since (the epoch): the write holds it then. Unowned, not weak: a
+    // weak reference would give every pending row a side table; the row's bytes are freed
+    // with the write either way.
+    private unowned var pending: PendingRow?
     private var pendingWrite: UInt64 = 0
+    private var pendingEpoch: UInt64 = 0
     /// For an embedded object: where in its parent it lives (nil: a top-level object).
     let embedding: Embedding?
     /// An embedded object's fields and the realm read version they were read at (reading
@@ -198,10 +239,11 @@ public final class ObjectState {
     /// The pending row of this object in the realm's current write, if it has one.
     private func currentPending() -> PendingRow? {
         guard pinned == nil, let write = realm.writeState else { return nil }
-        if pendingWrite == write.id, let pending { return pending }
+        if pendingWrite == write.id, pendingEpoch == write.rowsEpoch, let pending { return pending }
         guard let found = write.rows[RowKey(table: bound.table, key: key)] else { return nil }
         pending = found
         pendingWrite = write.id
+        pendingEpoch = write.rowsEpoch
         return found
     }
 
@@ -476,7 +518,8 @@ public final class ObjectState {
         if index == bound.primaryKeyIndex, current != value {
             preconditionFailure("Primary key can't be changed after an object is inserted: \(objectName).\(bound.schema.properties[index].name)")
         }
-        pending.modifyField(index) { $0 = value }
+        let property = bound.schema.properties[index]
+        pending.setField(index, value, isCollection: property.isList || property.isSet || property.isMap)
         write.noteChange(bound: bound, key: key)
     }
 
@@ -617,11 +660,22 @@ public final class ObjectState {
         }
         write.willChange(RowKey(table: bound.table, key: key))
         if let existing = currentPending() { return (write, existing) }
-        guard let fields = allFields(), let row = storedRow() else { invalidatedAccess() }
-        let pending = PendingRow(fields: fields, originalRow: row, atomicMark: write.atomicID)
+        guard let row = storedRow() else { invalidatedAccess() }
+        let pending: PendingRow
+        do {
+            pending = try PendingRow(stored: row, atomicMark: write.atomicID)
+        } catch {
+            // A stored row that does not decode is damage (recorded in `readErrors`): the
+            // change starts from what its fields read, each damaged one as its zero value.
+            realm.noteDamage(table: bound.table, key: key, error)
+            pending = PendingRow(fields: (0 ..< bound.schema.properties.count).map { index in
+                (try? RowFormat.field(index, of: row)) ?? damaged(index, error)
+            }, originalRow: row, atomicMark: write.atomicID)
+        }
         write.rows[RowKey(table: bound.table, key: key)] = pending
         self.pending = pending
         pendingWrite = write.id
+        pendingEpoch = write.rowsEpoch
         return (write, pending)
     }
 

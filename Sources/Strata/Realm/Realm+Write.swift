@@ -19,6 +19,9 @@ final class WriteState {
     let id: UInt64
     let transaction: Transaction
     var rows: [RowKey: PendingRow] = [:]
+    /// Counts removals from `rows` (objects compare it before using the pending row they
+    /// found last).
+    private(set) var rowsEpoch: UInt64 = 0
     var nextIDs: [UInt32: Int64] = [:]
 
     init(id: UInt64, transaction: Transaction) {
@@ -78,6 +81,7 @@ final class WriteState {
                     rows[entry.key] = row
                 } else {
                     rows[entry.key] = nil
+                    rowsEpoch &+= 1
                 }
             }
         }

@@ -309,7 +309,7 @@ enum RowFormat {
         }
     }
 
-    private static func decodeValue(_ raw: UnsafeRawBufferPointer, _ cursor: inout Int, limit: Int, depth: Int = 0) throws -> FieldValue {
+    static func decodeValue(_ raw: UnsafeRawBufferPointer, _ cursor: inout Int, limit: Int, depth: Int = 0) throws -> FieldValue {
         guard depth <= maxNesting else { throw DecodingError(reason: "values nested more than \(maxNesting) deep") }
         guard cursor < limit, let tag = Tag(rawValue: raw[cursor]) else {
             throw DecodingError(reason: cursor < limit ? "unknown value tag \(raw[cursor])" : "missing value")
