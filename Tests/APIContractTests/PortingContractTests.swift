@@ -301,3 +301,106 @@ final class PortingMapContractTests: XCTestCase {
         XCTAssertEqual(try XCTUnwrap(scores.average()), 16.0 / 3, accuracy: 1e-12)
     }
 }
+
+/// Realm Swift's models give links initial values that create objects (Realm's own test
+/// models: `objectCol = SwiftBoolObject()`); adding the object adds the linked one.
+final class PortingInitialObjectContractTests: XCTestCase {
+    final class Collar: Object {
+        @Persisted var size: Int = 3
+        @Persisted var color: String = "red"
+    }
+    final class Pet: Object {
+        @Persisted(primaryKey: true) var name: String = ""
+        @Persisted var collar: Collar? = Collar()
+        @Persisted var age: Int = 1
+        @Persisted var spare: Collar? = Collar()
+        @Persisted var tags: List<String>
+    }
+    final class Owner: Object {
+        @Persisted var name: String = "owner"
+        @Persisted var pet: Pet? = Pet()
+    }
+
+    func testAnInitialValueThatCreatesAnObject() throws {
+        // Unmanaged: every property in its place, the nested objects with their own values.
+        let pet = Pet()
+        XCTAssertEqual(pet.age, 1)
+        XCTAssertEqual(pet.collar?.size, 3)
+        XCTAssertEqual(pet.spare?.color, "red")
+        XCTAssertFalse(pet.collar === pet.spare)
+        pet.name = "Rex"
+        pet.collar?.size = 5
+        pet.tags.append("good")
+        let owner = Owner()
+        XCTAssertEqual(owner.name, "owner")
+        XCTAssertEqual(owner.pet?.collar?.color, "red", "two levels deep")
+        // Objects made one after another on this thread are unaffected.
+        let plain = Collar()
+        XCTAssertEqual(plain.size, 3)
+        XCTAssertEqual(plain.color, "red")
+
+        let (realm, config) = try contractRealm("initial-object", types: [Collar.self, Pet.self, Owner.self])
+        defer { try? FileManager.default.removeItem(at: config.directory!) }
+        try realm.write { try realm.add(pet) }
+        XCTAssertEqual(realm.objects(Collar.self).count, 2, "adding the pet added both collars")
+        let stored = try XCTUnwrap(realm.object(ofType: Pet.self, forPrimaryKey: "Rex"))
+        XCTAssertEqual(stored.collar?.size, 5)
+        XCTAssertEqual(stored.spare?.size, 3)
+        XCTAssertEqual(stored.age, 1)
+        XCTAssertEqual(Array(stored.tags), ["good"])
+        // Reading managed objects (made without their initial values' objects being kept).
+        for _ in 0 ..< 3 { XCTAssertEqual(realm.objects(Pet.self).first?.collar?.size, 5) }
+        XCTAssertEqual(realm.objects(Collar.self).count, 2, "reading creates nothing")
+        try realm.write { try realm.add(Owner()) }
+        XCTAssertEqual(realm.objects(Owner.self).first?.pet?.collar?.size, 3)
+        XCTAssertEqual(realm.objects(Collar.self).count, 4)
+    }
+
+    /// Initializers that assign properties before super.init() (Swift initializes such a
+    /// property's wrapper twice). Every property assigned so: the object works, unmanaged
+    /// and added. Only some of them: the values read back unmanaged, and adding throws an
+    /// error that says what to change (it trapped on an index out of range).
+    final class Badge: Object {
+        @Persisted var label: String
+        @Persisted var level: Int
+        init(label: String, level: Int) {
+            self.label = label
+            self.level = level
+            super.init()
+        }
+        required init() { super.init() }
+    }
+    final class Ribbon: Object {
+        @Persisted var label: String
+        @Persisted var level: Int = 2
+        init(label: String) {
+            self.label = label
+            super.init()
+        }
+        required init() { super.init() }
+    }
+
+    func testPropertiesAssignedBeforeSuperInit() throws {
+        for i in 0 ..< 1_000 {
+            let badge = Badge(label: "b\(i)", level: i)
+            XCTAssertEqual(badge.label, "b\(i)")
+            XCTAssertEqual(badge.level, i)
+            let ribbon = Ribbon(label: "r\(i)")
+            XCTAssertEqual(ribbon.label, "r\(i)")
+            XCTAssertEqual(ribbon.level, 2)
+        }
+        XCTAssertEqual(Collar().size, 3, "no slot left behind shifts the next object")
+        let (realm, config) = try contractRealm("before-super", types: [Badge.self, Ribbon.self])
+        defer { try? FileManager.default.removeItem(at: config.directory!) }
+        try realm.write { try realm.add(Badge(label: "gold", level: 7)) }
+        XCTAssertEqual(realm.objects(Badge.self).first?.label, "gold")
+        XCTAssertEqual(realm.objects(Badge.self).first?.level, 7)
+        try realm.write {
+            XCTAssertThrowsError(try realm.add(Ribbon(label: "blue"))) { error in
+                XCTAssertTrue("\(error)".contains("assign it after super.init()"), "\(error)")
+            }
+        }
+        XCTAssertEqual(realm.objects(Ribbon.self).count, 0)
+        XCTAssertEqual(Collar().color, "red")
+    }
+}

@@ -23,9 +23,15 @@ open class Object: CustomStringConvertible {
     /// Records property reads during key-path analysis (schema discovery only).
     @usableFromInline final var _probe: PropertyProbe?
 
+    /// The position this object's first property was registered at (see
+    /// `ObjectConstruction`); 0 unless an initial value of another object made this one.
+    @usableFromInline final var _slotBase: Int
+
     /// Creates an unmanaged object with every property at its initial value.
     public required init() {
-        _slots = ObjectConstruction.take()
+        _slots = []
+        _slotBase = 0
+        (_slots, _slotBase) = ObjectConstruction.take(for: self)
     }
 
     /// The class name as stored in the schema; override to store a type under another name.

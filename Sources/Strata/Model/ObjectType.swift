@@ -29,7 +29,8 @@ final class ObjectType: @unchecked Sendable {
                 if label.hasPrefix("_") { label.removeFirst() }
                 var property = descriptor.schemaTemplate
                 property.name = label
-                if property.kind == .linkingObjects, case .list(let slot) = prototype._slots[descriptor.index],
+                let index = descriptor.index - prototype._slotBase
+                if property.kind == .linkingObjects, prototype._slots.indices.contains(index), case .list(let slot) = prototype._slots[index],
                    let linking = slot as? _LinkingObjectsBase {
                     property.originProperty = linking.originProperty
                 }
@@ -37,14 +38,14 @@ final class ObjectType: @unchecked Sendable {
                 property.isIndexed = descriptor.isIndexed && !descriptor.isPrimaryKey
                 // Only a String can hold JSON text (RealmCoder stores the subtree's text).
                 property.isRawJSON = rawJSON.contains(label) && property.kind == .string && !property.isList && !property.isMap
-                found.append((descriptor.index, property, descriptor.canRead, descriptor.objectType))
+                found.append((index, property, descriptor.canRead, descriptor.objectType))
             }
             mirror = current.superclassMirror
         }
         found.sort { $0.0 < $1.0 }
         let className = type.className
         guard found.map(\.0) == Array(0 ..< prototype._slots.count) else {
-            throw RealmError.invalidSchema("\(className): its @Persisted properties could not be located (an initial value may create another Object)")
+            throw RealmError.invalidSchema("\(className): its @Persisted properties could not be located: an initializer assigns one of them before super.init(), which registers it twice; assign it after super.init()")
         }
         let properties = found.map(\.1)
         readers = found.map(\.2)

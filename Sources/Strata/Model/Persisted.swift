@@ -20,8 +20,8 @@ import Darwin
 /// ```
 ///
 /// The property's position in the schema is its position among the class's `@Persisted`
-/// properties, counted when an instance is initialized; initial values must not create
-/// other objects.
+/// properties, counted when an instance is initialized. An initial value may create
+/// another object (`@Persisted var dog: Dog? = Dog()`): adding the object adds it too.
 @propertyWrapper
 public struct Persisted<Value: _PersistedProperty> {
     @usableFromInline let index: Int
@@ -74,13 +74,13 @@ public struct Persisted<Value: _PersistedProperty> {
         // Always inlined, so the storage key path is a literal the optimizer resolves to a
         // field access instead of a runtime key-path projection.
         @inline(__always) get {
-            let index = object[keyPath: storageKeyPath].index
+            let index = object[keyPath: storageKeyPath].index &- object._slotBase
             if let state = object._state { return Value._managedGet(state, index) }
             object._probe?.record(index, wrappedKeyPath)
             return Value._fromPropertySlot(object._slots[index])
         }
         @inline(__always) set {
-            let index = object[keyPath: storageKeyPath].index
+            let index = object[keyPath: storageKeyPath].index &- object._slotBase
             if let state = object._state {
                 Value._managedSet(newValue, state, index)
             } else {
@@ -127,9 +127,14 @@ extension Map: _ObjectContainer {
     static var _objectType: Object.Type? { Value.self as? Object.Type ?? (Value.self as? any _ObjectContainer.Type)?._objectType }
 }
 
-/// The slots of the object being initialized on this thread. Stored-property initializers
+/// The slots of the objects being initialized on this thread. Stored-property initializers
 /// run before `Object.init()`, in declaration order (subclass first), so each `Persisted`
-/// appends its initial value and `Object.init()` takes the whole array.
+/// appends its initial value (its position: the buffer's length) and `Object.init()` takes
+/// the object's own slots: the last ones, as many as the class has `@Persisted`
+/// properties. An initial value that creates another object (`= Dog()`) registers and takes
+/// that object's slots in the middle of this one's; the slots below stay for the object
+/// whose initializers are still running, and each object subtracts the position its own
+/// slots started at (`Object._slotBase`).
 @usableFromInline
 enum ObjectConstruction {
     final class Buffer {
@@ -138,6 +143,11 @@ enum ObjectConstruction {
         /// positions are counted.
         var countOnly = false
         var counted = 0
+        /// `@Persisted` properties per class, counted once per thread by reflection (the
+        /// last class asked kept apart: objects are mostly made in runs of one class).
+        var propertyCounts: [ObjectIdentifier: Int] = [:]
+        var lastClass: ObjectIdentifier?
+        var lastCount = 0
     }
 
     private static let key: pthread_key_t = {
@@ -178,15 +188,74 @@ enum ObjectConstruction {
         return type.init()
     }
 
-    static func take() -> [_Slot] {
+    /// The slots `object`'s properties registered, and the position the first of them was
+    /// registered at (its properties' positions minus it are their indices).
+    static func take(for object: Object) -> (slots: [_Slot], base: Int) {
         let buffer = current
+        let total = buffer.countOnly ? buffer.counted : buffer.slots.count
+        let count = propertyCount(of: object, buffer)
+        // More slots than properties: slots below belong to an object whose initial value
+        // made this one; or this class registered a property twice (an initializer that
+        // assigns it before super.init()), when its positions are not the last ones in
+        // declaration order: then every slot is taken, as registered.
+        let base = total > count && ownsLastSlots(object, total: total, count: count) ? total - count : 0
         if buffer.countOnly {
-            buffer.counted = 0
-            return []
+            buffer.counted = base
+            return ([], base)
         }
-        let slots = buffer.slots
-        buffer.slots = []
-        buffer.slots.reserveCapacity(slots.count)
-        return slots
+        guard base > 0 else {
+            let slots = buffer.slots
+            buffer.slots = []
+            buffer.slots.reserveCapacity(slots.count)
+            return (slots, 0)
+        }
+        let slots = Array(buffer.slots[base...])
+        buffer.slots.removeSubrange(base...)
+        return (slots, base)
+    }
+
+    /// Drops slots no object took (the first registration of a property an initializer
+    /// assigned before super.init()). Called where no object is being initialized on this
+    /// thread: a write beginning, objects being added.
+    static func discardUntaken() {
+        let buffer = current
+        guard !buffer.countOnly else { return }
+        if !buffer.slots.isEmpty { buffer.slots = [] }
+        buffer.counted = 0
+    }
+
+    /// How many `@Persisted` properties `object`'s class declares (with its superclasses').
+    private static func propertyCount(of object: Object, _ buffer: Buffer) -> Int {
+        let id = ObjectIdentifier(type(of: object))
+        if buffer.lastClass == id { return buffer.lastCount }
+        let count: Int
+        if let known = buffer.propertyCounts[id] {
+            count = known
+        } else {
+            count = persistedPositions(of: object).count
+            buffer.propertyCounts[id] = count
+        }
+        buffer.lastClass = id
+        buffer.lastCount = count
+        return count
+    }
+
+    /// The registered positions of `object`'s properties, in declaration order (subclass
+    /// first: the order their initializers ran).
+    private static func persistedPositions(of object: Object) -> [Int] {
+        var positions: [Int] = []
+        var mirror: Mirror? = Mirror(reflecting: object)
+        while let current = mirror {
+            for child in current.children {
+                if let descriptor = child.value as? PersistedDescriptor { positions.append(descriptor.index) }
+            }
+            mirror = current.superclassMirror
+        }
+        return positions
+    }
+
+    /// Whether `object`'s properties hold the last `count` positions, in order.
+    private static func ownsLastSlots(_ object: Object, total: Int, count: Int) -> Bool {
+        persistedPositions(of: object) == Array(total - count ..< total)
     }
 }

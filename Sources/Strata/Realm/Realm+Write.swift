@@ -137,6 +137,7 @@ extension Realm {
     /// which wait as suspended tasks.
     public func beginWrite() throws {
         try checkCanBeginWrite()
+        ObjectConstruction.discardUntaken()
         let transaction: Transaction
         do {
             transaction = try shared.store.beginTransaction()
@@ -413,12 +414,14 @@ extension Realm {
     ///   ``RealmError/invalidObject(_:)`` for an object of another realm or a deleted one.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
         let write = try requireWrite()
+        ObjectConstruction.discardUntaken()
         try atomically(write) { _ = try add(object, update: update, write: write) }
     }
 
     /// Adds each object of `objects`; see ``add(_:update:)``. If one fails, none is added.
     public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws where S.Element: Object {
         let write = try requireWrite()
+        ObjectConstruction.discardUntaken()
         write.rows.reserveCapacity(write.rows.count + objects.underestimatedCount)
         try atomically(write) {
             for object in objects { _ = try add(object, update: update, write: write) }
@@ -447,6 +450,11 @@ extension Realm {
         if let state = object._state { return try keyOfManaged(state, object: object) }
         let bound = try boundType(for: type(of: object))
         if bound.schema.isEmbedded { throw Self.embeddedAlone(bound.className) }
+        guard object._slots.count == bound.schema.properties.count else {
+            // Swift initializes a property's wrapper twice when an initializer assigns it
+            // before super.init(); the object's values are then not in schema order.
+            throw RealmError.invalidObject("\(bound.className) has \(object._slots.count) property values for \(bound.schema.properties.count) properties: an initializer assigns a @Persisted property before super.init(), which registers it twice; assign it after super.init()")
+        }
         let key = try newKey(of: object, bound: bound, write: write)
         let rowKey = RowKey(table: bound.table, key: key)
         let existing = write.rows[rowKey]
