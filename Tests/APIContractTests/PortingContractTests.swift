@@ -404,3 +404,23 @@ final class PortingInitialObjectContractTests: XCTestCase {
         XCTAssertEqual(Collar().color, "red")
     }
 }
+
+/// Realm's `create(_:value:)` without the primary key uses the property's initial value:
+/// a fresh `ObjectId` for an `_id` declared without one.
+final class PortingCreateWithoutKeyContractTests: XCTestCase {
+    final class Note: Object {
+        @Persisted(primaryKey: true) var _id: ObjectId
+        @Persisted var text: String = ""
+    }
+
+    func testCreateWithoutThePrimaryKey() throws {
+        let (realm, config) = try contractRealm("create-without-key", types: [Note.self])
+        defer { try? FileManager.default.removeItem(at: config.directory!) }
+        let (first, second) = try realm.write {
+            (try realm.create(Note.self, value: ["text": "a"]), try realm.create(Note.self, value: ["text": "b"]))
+        }
+        XCTAssertNotEqual(first._id, second._id)
+        XCTAssertEqual(realm.objects(Note.self).count, 2)
+        XCTAssertEqual(realm.object(ofType: Note.self, forPrimaryKey: second._id)?.text, "b")
+    }
+}

@@ -188,7 +188,13 @@ final class PropertyTypesTests: RealmTestCase {
                 XCTAssertEqual(error as? RealmError, .unknownProperty(type: "AllTypes", property: "nope"))
                 XCTAssertEqual("\(error)", "invalid value: AllTypes has no property 'nope'")
             }
-            XCTAssertThrowsError(try realm.create(AllTypes.self, value: ["string": "x"])) { error in
+            // Without the key: the property's initial value (0), as Realm does; so a second
+            // one finds it taken. A key given as nil is missing.
+            XCTAssertEqual(try realm.create(AllTypes.self, value: ["string": "x"]).key, 0)
+            XCTAssertThrowsError(try realm.create(AllTypes.self, value: ["string": "y"])) { error in
+                XCTAssertEqual(error as? RealmError, .primaryKeyExists(type: "AllTypes", key: "0"))
+            }
+            XCTAssertThrowsError(try realm.create(AllTypes.self, value: ["key": nil, "string": "x"] as [String: Any?])) { error in
                 XCTAssertEqual(error as? RealmError, .missingPrimaryKey(type: "AllTypes", property: "key"))
                 XCTAssertEqual("\(error)", "invalid value: AllTypes needs its primary key 'key'")
             }

@@ -604,8 +604,16 @@ extension Realm {
     private func createdKey(_ values: [String: Any?], bound: BoundType, write: WriteState) throws -> [UInt8] {
         guard let index = bound.primaryKeyIndex else { return PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes }
         let property = bound.schema.properties[index]
-        guard let given = values[property.name], let raw = given,
-              let primaryKey = PrimaryKeyValue(field: try FieldValue.converting(raw, to: property, context: "\(bound.className).\(property.name)")) else {
+        let field: FieldValue
+        if let given = values[property.name] {
+            guard let raw = given else { throw RealmError.missingPrimaryKey(type: bound.className, property: property.name) }
+            field = try FieldValue.converting(raw, to: property, context: "\(bound.className).\(property.name)")
+        } else {
+            // Not given: the property's initial value in a new object, as Realm does (a
+            // fresh ObjectId for an ObjectId key declared without one).
+            field = bound.info.type.init()._slots[index].unlinkedField
+        }
+        guard let primaryKey = PrimaryKeyValue(field: field) else {
             throw RealmError.missingPrimaryKey(type: bound.className, property: property.name)
         }
         return primaryKey.keyBytes
