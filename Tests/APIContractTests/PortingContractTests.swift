@@ -424,3 +424,38 @@ final class PortingCreateWithoutKeyContractTests: XCTestCase {
         XCTAssertEqual(realm.object(ofType: Note.self, forPrimaryKey: second._id)?.text, "b")
     }
 }
+
+/// Realm Swift's configuration initializers and `fileURL`, as ported code writes them.
+final class PortingConfigurationContractTests: XCTestCase {
+    final class Entry: Object {
+        @Persisted(primaryKey: true) var id: Int = 0
+        @Persisted var text: String = ""
+    }
+
+    func testRealmShapedConfigurations() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("strata-contract-\(UUID().uuidString)/app.realm")
+        defer { try? FileManager.default.removeItem(at: url.deletingLastPathComponent()) }
+        var config = Realm.Configuration(fileURL: url, schemaVersion: 3, objectTypes: [Entry.self])
+        XCTAssertEqual(config.fileURL, url)
+        XCTAssertEqual(config.directory, url)
+        XCTAssertEqual(config.schemaVersion, 3)
+        do {
+            let realm = try Realm(configuration: config)
+            try realm.write { try realm.create(Entry.self, value: ["id": 1, "text": "on disk"]) }
+            realm.invalidate()
+        }
+        config.fileURL = url
+        XCTAssertEqual(try Realm(configuration: config).object(ofType: Entry.self, forPrimaryKey: 1)?.text, "on disk")
+
+        let memory = Realm.Configuration(inMemoryIdentifier: "porting-\(UUID().uuidString)", objectTypes: [Entry.self])
+        XCTAssertNil(memory.fileURL)
+        let first = try Realm(configuration: memory)
+        try first.write { try first.create(Entry.self, value: ["id": 2]) }
+        XCTAssertEqual(try Realm(configuration: memory).objects(Entry.self).count, 1, "one in-memory store per identifier")
+
+        let saved = Realm.Configuration.defaultConfiguration
+        defer { Realm.Configuration.defaultConfiguration = saved }
+        Realm.Configuration.defaultConfiguration = Realm.Configuration(fileURL: nil, schemaVersion: 3, objectTypes: [Entry.self])
+        XCTAssertEqual(try Realm(fileURL: url).object(ofType: Entry.self, forPrimaryKey: 1)?.text, "on disk")
+    }
+}

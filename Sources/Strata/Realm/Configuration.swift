@@ -82,6 +82,44 @@ extension Realm {
             self.inMemoryIdentifier = inMemoryIdentifier
         }
 
+        /// Realm Swift's initializer, with its labels in its order: `fileURL` names the
+        /// store's location (a directory in Strata: `…/app.realm` becomes a directory of
+        /// that name), or `inMemoryIdentifier` an in-memory store. Realm's default location
+        /// does not exist on Linux: give one of the two.
+        ///
+        /// ```swift
+        /// let config = Realm.Configuration(fileURL: cacheURL.appendingPathComponent("app.realm"),
+        ///                                  schemaVersion: 2, objectTypes: [User.self])
+        /// ```
+        public init(fileURL: URL?, inMemoryIdentifier: String? = nil, encryptionKey: Data? = nil,
+                    readOnly: Bool = false, schemaVersion: UInt64 = 0, migrationBlock: MigrationBlock? = nil,
+                    deleteRealmIfMigrationNeeded: Bool = false,
+                    shouldCompactOnLaunch: (@Sendable (_ totalBytes: Int, _ usedBytes: Int) -> Bool)? = nil,
+                    objectTypes: [Object.Type]? = nil) {
+            self.init(directory: fileURL, objectTypes: objectTypes ?? [], schemaVersion: schemaVersion,
+                      migrationBlock: migrationBlock, inMemoryIdentifier: inMemoryIdentifier)
+            self.encryptionKey = encryptionKey
+            self.readOnly = readOnly
+            self.deleteRealmIfMigrationNeeded = deleteRealmIfMigrationNeeded
+            self.shouldCompactOnLaunch = shouldCompactOnLaunch
+        }
+
+        /// Realm Swift's in-memory form: `Configuration(inMemoryIdentifier: "test",
+        /// objectTypes: [User.self])`, labels in Realm's order.
+        public init(inMemoryIdentifier: String, encryptionKey: Data? = nil, readOnly: Bool = false,
+                    schemaVersion: UInt64 = 0, migrationBlock: MigrationBlock? = nil,
+                    deleteRealmIfMigrationNeeded: Bool = false, objectTypes: [Object.Type]? = nil) {
+            self.init(fileURL: nil, inMemoryIdentifier: inMemoryIdentifier, encryptionKey: encryptionKey,
+                      readOnly: readOnly, schemaVersion: schemaVersion, migrationBlock: migrationBlock,
+                      deleteRealmIfMigrationNeeded: deleteRealmIfMigrationNeeded, objectTypes: objectTypes)
+        }
+
+        /// Realm Swift's name for the store's location: the same as ``directory``.
+        public var fileURL: URL? {
+            get { directory }
+            set { directory = newValue }
+        }
+
         /// The key that identifies the store: in-memory name or standardized directory path.
         var storeIdentity: String? {
             if let name = inMemoryIdentifier { return "memory:" + name }

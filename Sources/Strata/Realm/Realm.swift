@@ -87,6 +87,17 @@ public final class Realm {
         try self.init(configuration: configuration, confinement: .current(isolation: isolation))
     }
 
+    /// Opens the realm stored at `fileURL` (Realm Swift's shape): the default configuration
+    /// with its location replaced (see ``Configuration/fileURL``).
+    ///
+    /// - Throws: as ``init(configuration:isolation:)``.
+    public convenience init(fileURL: URL, isolation: isolated (any Actor)? = #isolation) throws {
+        var configuration = Configuration.defaultConfiguration
+        configuration.fileURL = fileURL
+        configuration.inMemoryIdentifier = nil
+        try self.init(configuration: configuration, confinement: .current(isolation: isolation))
+    }
+
     /// Opens a realm isolated to `actor` (Realm Swift's shape): it may be used by any code
     /// isolated to the actor, across awaits, and it advances by itself when others commit,
     /// delivering notifications on the actor.
