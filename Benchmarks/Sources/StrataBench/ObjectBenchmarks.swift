@@ -122,6 +122,15 @@ struct ObjectBenchmarks {
                         .sorted(by: [SortDescriptor(\BenchPost.score, order: .reverse)])
                     for post in results { checksum &+= post.likes }
                 }
+            case "equality":
+                // The queries suite's step (3): an indexed equality, its count and the ids.
+                elapsed = time {
+                    for n in 0 ..< 20_000 {
+                        let author = "author\(n % Self.authors)"
+                        let posts = realm.objects(BenchPost.self).filter(#Predicate { $0.author == author })
+                        checksum &+= posts.count &+ posts.map(\.id).count
+                    }
+                }
             case "list":
                 // A REST list endpoint: an indexed equality, sorted, the first 20 (100 objects an author).
                 elapsed = time {
@@ -133,7 +142,7 @@ struct ObjectBenchmarks {
                     }
                 }
             default:
-                throw ValidationError("phases: upsert, rewrite, insert, init, set, make, read, scan, sort, list")
+                throw ValidationError("phases: upsert, rewrite, insert, init, set, make, read, scan, sort, list, equality")
             }
             if round < rounds - 1 { continue }
             log(String(format: "%@ round %d: %.3f s (%.2f µs per object)", phase, round, elapsed, elapsed / Double(objects) * 1e6))

@@ -29,7 +29,7 @@ struct StrataBench: ParsableCommand {
     var jsonDirectory = "../../shared/data/json"
     @Option(help: "Which suites to run: all, engine, peers, encryption, objects, models, controller, json, concurrency, scale or queries.")
     var suite = "all"
-    @Option(help: "Profile one object-level phase alone: upsert, rewrite, insert, init, set, make, read, scan, sort or list.")
+    @Option(help: "Profile one object-level phase alone: upsert, rewrite, insert, init, set, make, read, scan, sort, list or equality.")
     var profileObjects: String?
     @Flag(help: "Profile the JSON import alone (the parents workload, cold then hot).")
     var profileImport = false
