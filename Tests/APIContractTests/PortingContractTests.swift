@@ -402,6 +402,96 @@ final class PortingInitialObjectContractTests: XCTestCase {
         }
         XCTAssertEqual(realm.objects(Ribbon.self).count, 0)
         XCTAssertEqual(Collar().color, "red")
+        // 10,000 objects assigning every property before super.init() orphan 20,000 slots:
+        // an object made after them, with a nested initial value, is still right.
+        for i in 0 ..< 10_000 { XCTAssertEqual(Badge(label: "x", level: i).level, i) }
+        let pet = Pet()
+        XCTAssertEqual(pet.collar?.size, 3)
+        XCTAssertEqual(pet.age, 1)
+    }
+
+    /// A nested initial value whose class registers a property twice: the object holding
+    /// it reads its own properties (it trapped on an index out of range) and adding it
+    /// throws, naming what to change; the same for an embedded object.
+    final class Street: Object {
+        @Persisted var name: String
+        @Persisted var number: Int = 1
+        init(name: String) {
+            self.name = name
+            super.init()
+        }
+        required init() { super.init() }
+    }
+    final class House: Object {
+        @Persisted var floors: Int = 2
+        @Persisted var street: Street? = Street(name: "Main")
+        @Persisted var rooms: Int = 5
+    }
+    final class Porch: EmbeddedObject {
+        @Persisted var width: Int
+        @Persisted var depth: Int = 3
+        init(width: Int) {
+            self.width = width
+            super.init()
+        }
+        required init() { super.init() }
+    }
+    final class Cabin: Object {
+        @Persisted var porch: Porch?
+    }
+
+    func testANestedObjectRegisteringAPropertyTwice() throws {
+        let house = House()
+        XCTAssertEqual(house.floors, 2)
+        XCTAssertEqual(house.rooms, 5)
+        XCTAssertEqual(house.street?.name, "Main")
+        XCTAssertEqual(house.street?.number, 1)
+        let (realm, config) = try contractRealm("nested-twice", types: [House.self, Street.self, Cabin.self, Porch.self])
+        defer { try? FileManager.default.removeItem(at: config.directory!) }
+        try realm.write {
+            XCTAssertThrowsError(try realm.add(house)) { error in
+                XCTAssertTrue("\(error)".contains("assign it after super.init()"), "\(error)")
+            }
+            let cabin = Cabin()
+            cabin.porch = Porch(width: 4)
+            XCTAssertThrowsError(try realm.add(cabin)) { error in
+                XCTAssertTrue("\(error)".contains("Porch") && "\(error)".contains("after super.init()"), "\(error)")
+            }
+        }
+        XCTAssertEqual(realm.objects(Cabin.self).count, 0)
+    }
+
+    /// An initial value that writes to a realm (a counter handing out ids, a pattern of
+    /// Realm apps): the object being made keeps the properties registered before it.
+    final class Counter: Object {
+        @Persisted(primaryKey: true) var name: String = ""
+        @Persisted var value: Int = 0
+    }
+    final class Ticket: Object {
+        @Persisted var title: String = "untitled"
+        @Persisted var number: Int = Ticket.nextNumber()
+        @Persisted var done: Bool = true
+
+        nonisolated(unsafe) static var realm: Realm?
+        static func nextNumber() -> Int {
+            guard let realm else { return 0 }
+            return (try? realm.write {
+                let counter = try realm.create(Counter.self, value: ["name": "tickets"], update: .modified)
+                counter.value += 1
+                return counter.value
+            }) ?? -1
+        }
+    }
+
+    func testAnInitialValueThatWritesToARealm() throws {
+        let (realm, config) = try contractRealm("initial-write", types: [Counter.self, Ticket.self])
+        defer { try? FileManager.default.removeItem(at: config.directory!) }
+        Ticket.realm = realm
+        defer { Ticket.realm = nil }
+        let tickets = (0 ..< 3).map { _ in Ticket() }
+        XCTAssertEqual(tickets.map(\.number), [1, 2, 3])
+        XCTAssertEqual(tickets.map(\.title), ["untitled", "untitled", "untitled"])
+        XCTAssertEqual(tickets.map(\.done), [true, true, true])
     }
 }
 

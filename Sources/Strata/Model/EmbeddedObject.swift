@@ -31,6 +31,10 @@ extension Object {
             guard let fields = state.allFields() else { throw RealmError.invalidObject("\(Self.className) was deleted") }
             return .embedded(fields)
         }
+        let properties = ObjectType.info(for: type(of: self)).schema.properties.count
+        guard _slots.count == properties else {
+            throw Realm.misregistered(Self.className, values: _slots.count, properties: properties)
+        }
         var fields: [FieldValue] = []
         fields.reserveCapacity(_slots.count)
         for slot in _slots {

@@ -129,16 +129,27 @@ extension Map: _ObjectContainer {
 
 /// The slots of the objects being initialized on this thread. Stored-property initializers
 /// run before `Object.init()`, in declaration order (subclass first), so each `Persisted`
-/// appends its initial value (its position: the buffer's length) and `Object.init()` takes
-/// the object's own slots: the last ones, as many as the class has `@Persisted`
-/// properties. An initial value that creates another object (`= Dog()`) registers and takes
-/// that object's slots in the middle of this one's; the slots below stay for the object
-/// whose initializers are still running, and each object subtracts the position its own
-/// slots started at (`Object._slotBase`).
+/// appends its initial value (its position: the number of slots registered before it) and
+/// `Object.init()` takes the object's own slots: the last ones, as many as the class has
+/// `@Persisted` properties. An initial value that creates another object (`= Dog()`)
+/// registers and takes that object's slots in the middle of this one's; the slots below
+/// stay for the object whose initializers are still running, and each object subtracts the
+/// position its own slots started at (`Object._slotBase`).
+///
+/// An initializer that assigns a property before `super.init()` makes Swift build its
+/// wrapper twice: the first slot is orphaned. When the object's properties do not then hold
+/// the last positions in declaration order, it takes the slots from its lowest position up
+/// (never below: those may be another object's), marked so that adding it throws; orphans
+/// left below are dropped once more than `2 * keptSlots` slots wait, oldest first (no
+/// object being initialized has that many below it). Positions are counted from the first
+/// slot ever registered on the thread (`Buffer.first` is the position of `slots[0]`), so
+/// dropping old slots moves no position.
 @usableFromInline
 enum ObjectConstruction {
     final class Buffer {
         var slots: [_Slot] = []
+        /// The position of `slots[0]`.
+        var first = 0
         /// Set while a managed object is materialized: its slots are never read, so only
         /// positions are counted.
         var countOnly = false
@@ -149,6 +160,10 @@ enum ObjectConstruction {
         var lastClass: ObjectIdentifier?
         var lastCount = 0
     }
+
+    /// Slots kept below the objects being initialized (far more than any nesting of
+    /// initial values registers); orphans beyond twice as many are dropped.
+    static let keptSlots = 4096
 
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
@@ -177,51 +192,63 @@ enum ObjectConstruction {
             return buffer.counted - 1
         }
         buffer.slots.append(slot)
-        return buffer.slots.count - 1
+        return buffer.first + buffer.slots.count - 1
     }
 
     /// Initializes an object of `type` for the managed state the caller attaches at once.
     static func makeManaged(_ type: Object.Type) -> Object {
         let buffer = current
+        let outer = buffer.countOnly
         buffer.countOnly = true
-        defer { buffer.countOnly = false }
+        defer { buffer.countOnly = outer }
         return type.init()
     }
 
     /// The slots `object`'s properties registered, and the position the first of them was
-    /// registered at (its properties' positions minus it are their indices).
+    /// registered at (its properties' positions minus it are their indices). The slots of
+    /// an object whose properties were registered out of order (see above) end with one
+    /// more, unread slot: the count that `Realm.add` checks.
     static func take(for object: Object) -> (slots: [_Slot], base: Int) {
         let buffer = current
-        let total = buffer.countOnly ? buffer.counted : buffer.slots.count
+        let total = buffer.countOnly ? buffer.counted : buffer.first + buffer.slots.count
         let count = propertyCount(of: object, buffer)
-        // More slots than properties: slots below belong to an object whose initial value
-        // made this one; or this class registered a property twice (an initializer that
-        // assigns it before super.init()), when its positions are not the last ones in
-        // declaration order: then every slot is taken, as registered.
-        let base = total > count && ownsLastSlots(object, total: total, count: count) ? total - count : 0
+        var base = total - count
+        var orphansFrom = base
+        var misregistered = false
+        if buffer.countOnly ? base != 0 : base != buffer.first {
+            // More slots than this object's properties (or fewer): check where its own are.
+            let positions = persistedPositions(of: object)
+            if positions != Array(total - count ..< total) {
+                misregistered = true
+                base = min(positions.min() ?? total, total)
+                // Each property's first slot is at or above the object's first position
+                // plus its declaration rank: below the least of those, slots are others'.
+                orphansFrom = min(base, positions.enumerated().map { $0.element - $0.offset }.min() ?? base)
+            }
+        }
         if buffer.countOnly {
-            buffer.counted = base
+            buffer.counted = max(0, orphansFrom)
             return ([], base)
         }
-        guard base > 0 else {
-            let slots = buffer.slots
+        let start = max(0, base - buffer.first), cut = max(0, min(start, orphansFrom - buffer.first))
+        var slots: [_Slot]
+        if cut == 0 {
+            // The common case: every slot is this object's (the array moves, not copied).
+            slots = buffer.slots
             buffer.slots = []
             buffer.slots.reserveCapacity(slots.count)
-            return (slots, 0)
+            if start > 0 { slots.removeFirst(start) }
+        } else {
+            slots = Array(buffer.slots[start...])
+            buffer.slots.removeSubrange(cut...)
         }
-        let slots = Array(buffer.slots[base...])
-        buffer.slots.removeSubrange(base...)
+        if misregistered { slots.append(.value(.null)) }
+        if buffer.slots.count > 2 * keptSlots {
+            let dropped = buffer.slots.count - keptSlots
+            buffer.slots.removeFirst(dropped)
+            buffer.first += dropped
+        }
         return (slots, base)
-    }
-
-    /// Drops slots no object took (the first registration of a property an initializer
-    /// assigned before super.init()). Called where no object is being initialized on this
-    /// thread: a write beginning, objects being added.
-    static func discardUntaken() {
-        let buffer = current
-        guard !buffer.countOnly else { return }
-        if !buffer.slots.isEmpty { buffer.slots = [] }
-        buffer.counted = 0
     }
 
     /// How many `@Persisted` properties `object`'s class declares (with its superclasses').
@@ -252,10 +279,5 @@ enum ObjectConstruction {
             mirror = current.superclassMirror
         }
         return positions
-    }
-
-    /// Whether `object`'s properties hold the last `count` positions, in order.
-    private static func ownsLastSlots(_ object: Object, total: Int, count: Int) -> Bool {
-        persistedPositions(of: object) == Array(total - count ..< total)
     }
 }

@@ -119,6 +119,8 @@ final class PendingRow {
             return
         case .fields(var values):
             content = .deleted           // so `values` is the only reference: changed in place
+            // A row stored before properties were appended has fewer values.
+            if index >= values.count { values += repeatElement(FieldValue.null, count: index + 1 - values.count) }
             values[index] = value
             content = .fields(values)
         case .row(var row):
@@ -140,6 +142,7 @@ final class PendingRow {
     /// it is not copied).
     func modifyField(_ index: Int, _ body: (inout FieldValue) -> Void) {
         guard var values = fields else { return }
+        if index >= values.count { values += repeatElement(FieldValue.null, count: index + 1 - values.count) }
         content = .deleted
         body(&values[index])
         content = .fields(values)
@@ -658,6 +661,9 @@ public final class ObjectState {
         guard let write = realm.writeState else {
             preconditionFailure("Attempting to modify object outside of a write transaction - call beginWrite on a Realm instance first.")
         }
+        // An object pinned to an older snapshot (a deleted object as last committed, an old
+        // value in a notification) is read-only, as a deleted object is.
+        if pinned != nil { preconditionFailure("Cannot modify \(objectName): it is the object as it was before a change (deleted, or an old value), and is read-only") }
         write.willChange(RowKey(table: bound.table, key: key))
         if let existing = currentPending() { return (write, existing) }
         guard let row = storedRow() else { invalidatedAccess() }

@@ -137,7 +137,6 @@ extension Realm {
     /// which wait as suspended tasks.
     public func beginWrite() throws {
         try checkCanBeginWrite()
-        ObjectConstruction.discardUntaken()
         let transaction: Transaction
         do {
             transaction = try shared.store.beginTransaction()
@@ -414,14 +413,12 @@ extension Realm {
     ///   ``RealmError/invalidObject(_:)`` for an object of another realm or a deleted one.
     public func add(_ object: Object, update: UpdatePolicy = .error) throws {
         let write = try requireWrite()
-        ObjectConstruction.discardUntaken()
         try atomically(write) { _ = try add(object, update: update, write: write) }
     }
 
     /// Adds each object of `objects`; see ``add(_:update:)``. If one fails, none is added.
     public func add<S: Sequence>(_ objects: S, update: UpdatePolicy = .error) throws where S.Element: Object {
         let write = try requireWrite()
-        ObjectConstruction.discardUntaken()
         write.rows.reserveCapacity(write.rows.count + objects.underestimatedCount)
         try atomically(write) {
             for object in objects { _ = try add(object, update: update, write: write) }
@@ -451,9 +448,7 @@ extension Realm {
         let bound = try boundType(for: type(of: object))
         if bound.schema.isEmbedded { throw Self.embeddedAlone(bound.className) }
         guard object._slots.count == bound.schema.properties.count else {
-            // Swift initializes a property's wrapper twice when an initializer assigns it
-            // before super.init(); the object's values are then not in schema order.
-            throw RealmError.invalidObject("\(bound.className) has \(object._slots.count) property values for \(bound.schema.properties.count) properties: an initializer assigns a @Persisted property before super.init(), which registers it twice; assign it after super.init()")
+            throw Self.misregistered(bound.className, values: object._slots.count, properties: bound.schema.properties.count)
         }
         let key = try newKey(of: object, bound: bound, write: write)
         let rowKey = RowKey(table: bound.table, key: key)
@@ -529,6 +524,13 @@ extension Realm {
             }
         }
         return fields
+    }
+
+    /// The error for an unmanaged object whose values are not in schema order: Swift builds
+    /// a property's wrapper twice when an initializer assigns it before super.init() (its
+    /// slots then end with a marker: see ObjectConstruction).
+    static func misregistered(_ className: String, values: Int, properties: Int) -> RealmError {
+        .invalidObject("\(className) has \(values) property values for \(properties) properties: an initializer assigns a @Persisted property before super.init(), which registers it twice; assign it after super.init()")
     }
 
     /// The error for an embedded object added (or created) without a parent.
