@@ -484,6 +484,8 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         var keys = (try? SecondaryIndex.lookup(table: bound.indexTable(term.propertyIndex), value: term.value) { table, key in
             try realm.snapshot.get(table: table, key: key)
         }) ?? []
+        realm.shared.noteIndexAnswer(table: bound.table, property: term.propertyIndex, hits: keys.count,
+                                     rows: realm.snapshot.count(table: bound.table))
         guard !pending.isEmpty else { return keys }
         let known = Set(keys.map(ObjectKey.init))
         keys.append(contentsOf: pending.keys.map(\.key).filter { !known.contains(ObjectKey($0)) })
@@ -580,7 +582,14 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// The plan: how the candidates are found and judged.
     func plan(in realm: Realm, pending: [RowKey: PendingRow]) -> QueryPlan {
         if let term = indexTerm {
-            return term.propertyIndex == bound.primaryKeyIndex ? .primaryKey(term) : .hashIndex(term)
+            if term.propertyIndex == bound.primaryKeyIndex { return .primaryKey(term) }
+            // A value shared by many rows (a city, a status) is found faster in the
+            // projected column than key by key through the index.
+            if let fieldExpression, textFilters.isEmpty, !pending.keys.contains(where: { $0.table == bound.table }),
+               realm.shared.scanBeatsIndex(table: bound.table, property: term.propertyIndex) {
+                return .columnScan(fieldExpression)
+            }
+            return .hashIndex(term)
         }
         if !filters.isEmpty, let fieldExpression, textFilters.isEmpty,
            !pending.keys.contains(where: { $0.table == bound.table }) {

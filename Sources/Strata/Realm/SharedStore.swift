@@ -387,14 +387,41 @@ final class SharedStore: @unchecked Sendable {
 
     // MARK: Projections
 
-    /// The projection of `table` at `snapshot`, with `properties` projected: the kept one
-    /// if it is of that commit; else the kept one advanced by the change log's changes in
-    /// between, when they are known; else a new one from a scan. The newest is kept.
     /// The newest projection kept for `table`, if one was made (never makes one).
     func keptProjection(table: UInt32) -> TableProjection? {
         projections.withLock { $0[table] }
     }
 
+    /// Rows a column scan reads in the time a hash-index answer spends on one key (measured
+    /// on this machine class: ~0.5 ns a row compared, ~340 ns a key fetched, decoded and
+    /// ordered: `--profile-objects equality`).
+    static let scanRowsPerIndexHit = 512
+
+    /// Indexed properties (table, property) whose index answered with more than one key
+    /// per `scanRowsPerIndexHit` rows: the next equality on one projects its column.
+    private let crowdedIndexes = Locked<Set<[UInt32]>>([])
+
+    /// Whether an equality on the indexed `property` of `table` is better answered by
+    /// scanning its projected column than by the hash index: the column is projected (or
+    /// the index was found crowded) and holds strings with few distinct values, so a value
+    /// matches more than one row per `scanRowsPerIndexHit` on average.
+    func scanBeatsIndex(table: UInt32, property: Int) -> Bool {
+        if let kept = keptProjection(table: table), let column = kept.projectedColumn(property) {
+            guard case .string(_, let dictionary) = column else { return false }
+            return dictionary.count * Self.scanRowsPerIndexHit <= kept.count
+        }
+        return crowdedIndexes.withLock { $0.contains([table, UInt32(truncatingIfNeeded: property)]) }
+    }
+
+    /// Notes that the index on `property` of `table` answered `hits` keys of `rows`.
+    func noteIndexAnswer(table: UInt32, property: Int, hits: Int, rows: Int) {
+        guard hits > 64, hits * Self.scanRowsPerIndexHit >= rows else { return }
+        crowdedIndexes.withLock { _ = $0.insert([table, UInt32(truncatingIfNeeded: property)]) }
+    }
+
+    /// The projection of `table` at `snapshot`, with `properties` projected: the kept one
+    /// if it is of that commit; else the kept one advanced by the change log's changes in
+    /// between, when they are known; else a new one from a scan. The newest is kept.
     func projection(table: UInt32, snapshot: Snapshot, properties: [Int],
                     damaged: (_ key: [UInt8], _ error: any Error) -> Void) -> TableProjection {
         let kept = projections.withLock { $0[table] }

@@ -1,0 +1,74 @@
+// The planner's choice between a hash index and a column scan for an equality on an
+// indexed property: a value shared by many rows is answered from the projected column once
+// the index was seen answering many keys (or the column is projected anyway); a rare value,
+// a unique-ish column or a write's pending rows keep the index. Either way the answer is
+// the index's answer, checked here against Foundation on the same objects.
+
+import XCTest
+import Foundation
+@testable import Strata
+import StrataTestSupport
+
+final class IndexOrScanPlanTests: RealmTestCase {
+    private func user(_ i: Int, city: String) -> User {
+        let user = User()
+        user.objId = String(format: "u%05d", i)
+        user.city = city
+        user.rank = i
+        return user
+    }
+
+    func testACrowdedIndexedEqualityMovesToTheColumnAndAnswersTheSame() throws {
+        let realm = try openRealm()
+        let cities = (0 ..< 4).map { "city\($0)" }
+        try realm.write { try realm.add((0 ..< 4_000).map { user($0, city: cities[$0 % 4]) }) }
+        var oracle = (0 ..< 4_000).map { (id: String(format: "u%05d", $0), city: cities[$0 % 4], rank: $0) }
+        func check(_ city: String, _ context: String) {
+            let results = realm.objects(User.self).filter(#Predicate { $0.city == city })
+            let expected = oracle.filter { $0.city == city }.map(\.id).sorted()
+            XCTAssertEqual(results.count, expected.count, context)
+            XCTAssertEqual(results.map(\.objId), expected, context)
+            XCTAssertEqual(Array(results.sorted(byKeyPath: "rank", ascending: false).prefix(3)).map(\.rank),
+                           Array(oracle.filter { $0.city == city }.map(\.rank).sorted(by: >).prefix(3)), context)
+        }
+        let query = realm.objects(User.self).filter(#Predicate { $0.city == "city1" })
+        XCTAssertTrue(query.explain().contains("hash index on city"), query.explain())
+        check("city1", "first: the index")
+        // 1,000 keys for 4,000 rows: crowded. The next equality on city scans the column.
+        XCTAssertTrue(query.explain().contains("column scan over city"), query.explain())
+        check("city1", "second: the column")
+        check("city2", "another value, the column")
+        check("nowhere", "a value no row holds")
+
+        // Commits move the projection along; answers follow them.
+        try realm.write {
+            realm.object(ofType: User.self, forPrimaryKey: "u00001")!.city = "city2"
+            try realm.delete(realm.object(ofType: User.self, forPrimaryKey: "u00005")!)
+            try realm.add(user(9_999, city: "city1"))
+        }
+        oracle[1].city = "city2"
+        oracle.remove(at: 5)
+        oracle.append((id: "u09999", city: "city1", rank: 9_999))
+        XCTAssertTrue(query.explain().contains("column scan"), query.explain())
+        check("city1", "after a commit")
+        check("city2", "after a commit, the changed object")
+
+        // Inside a write with pending rows of the type: the index (and the pending rows).
+        try realm.write {
+            realm.object(ofType: User.self, forPrimaryKey: "u00002")!.city = "city1"
+            XCTAssertTrue(query.explain().contains("hash index"), query.explain())
+            XCTAssertEqual(query.count, oracle.filter { $0.city == "city1" }.count + 1)
+            realm.cancelWrite()
+        }
+    }
+
+    func testUniqueValuesKeepTheIndexEvenWhenTheColumnIsProjected() throws {
+        let realm = try openRealm()
+        try realm.write { try realm.add((0 ..< 2_000).map { user($0, city: "c\($0)") }) }
+        // A range over the column projects it; 2,000 distinct values in 2,000 rows.
+        XCTAssertEqual(realm.objects(User.self).filter(#Predicate { $0.city >= "c1" }).count, 2_000 - 1)
+        let query = realm.objects(User.self).filter(#Predicate { $0.city == "c42" })
+        XCTAssertTrue(query.explain().contains("hash index on city"), query.explain())
+        XCTAssertEqual(query.map(\.objId), ["u00042"])
+    }
+}
