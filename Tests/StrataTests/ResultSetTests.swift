@@ -174,3 +174,36 @@ final class ProjectionStatisticsTests: RealmTestCase {
         XCTAssertEqual(stats.bytesPerObject["score"], 8)
     }
 }
+
+final class KeyOrderTests: XCTestCase {
+    /// The key order's radix sort against the standard library's stable sort: sizes around
+    /// its threshold, values differing in some bytes only, duplicates, already ordered input.
+    func testTheRadixKeySortIsTheStableSort() {
+        var random = SplitMix64(seed: TestEnvironment.seed(default: 0x5A_D1C5))
+        for round in 0 ..< 300 {
+            let count = [0, 1, 2, 255, 256, 257, 1_000, 5_000][round % 8]
+            let mask: UInt64 = [0xFF, 0xFFFF_FF, 0xFF00_0000_00FF_0000, .max][round % 4]
+            var pairs = (0 ..< count).map { i in (value: UInt64.random(in: 0 ... .max, using: &random) & mask, index: Int32(i)) }
+            if round % 5 == 0 { pairs.sort { $0.value < $1.value } }
+            var sorted = pairs
+            KeyOrder.sortByValue(&sorted)
+            let expected = pairs.enumerated().sorted { ($0.element.value, $0.offset) < ($1.element.value, $1.offset) }.map(\.element)
+            XCTAssertTrue(sorted.elementsEqual(expected) { $0.value == $1.value && $0.index == $1.index }, "round \(round), \(count) pairs")
+        }
+    }
+}
+
+final class OrdinalSetTests: XCTestCase {
+    /// The SIMD equality over string codes against a plain loop: lengths around a word.
+    func testTheCodeEqualityLoopMatchesThePlainOne() {
+        var random = SplitMix64(seed: TestEnvironment.seed(default: 0xC0DE5))
+        for count in [0, 1, 7, 8, 63, 64, 65, 127, 128, 1_000, 4_099] {
+            let codes = (0 ..< count).map { _ in Int32.random(in: -1 ... 5, using: &random) }
+            for code in Int32(-1) ... 6 {
+                let set = OrdinalSet.equal(codes, code)
+                XCTAssertEqual(set.ordinals, codes.indices.filter { codes[$0] == code }.map(Int32.init), "\(count) codes, code \(code)")
+                XCTAssertEqual(set.count, count)
+            }
+        }
+    }
+}

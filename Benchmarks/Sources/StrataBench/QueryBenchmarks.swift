@@ -157,6 +157,34 @@ struct QueryBenchmarks {
         return (times, answers)
     }
 
+    /// Step 3 alone, for perf: load `n` items, run the city query once, then `rounds` × 20
+    /// warm runs, printing the first run and the warm median.
+    func profileEquality(n: Int, rounds: Int) throws {
+        let directory = URL(fileURLWithPath: workDirectory + "/queries-profile-\(n)")
+        try? FileManager.default.removeItem(at: directory)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var config = Realm.Configuration(directory: directory)
+        config.objectTypes = [Item.self]
+        let realm = try Realm(configuration: config)
+        try realm.write {
+            try realm.add((0 ..< n).map { i in
+                let item = Item()
+                (item.id, item.city, item.name, item.score, item.age) = (i, Self.city(i), Self.name(i), Self.score(i), Self.age(i))
+                return item
+            })
+        }
+        let city = Self.queriedCity
+        var checksum = 0
+        func query() { let r = realm.objects(Item.self).filter(#Predicate { $0.city == city }); checksum &+= r.count &+ r.map(\.id).count }
+        log(String(format: "first run %.3f ms", time { query() } * 1e3))
+        for round in 0 ..< rounds {
+            let runs = (0 ..< 20).map { _ in time { query() } }
+            log(String(format: "round %d: warm median %.1f µs, min %.1f µs", round, median(runs) * 1e6, runs.min()! * 1e6))
+        }
+        log("\(realm.objects(Item.self).filter(#Predicate { $0.city == city }).explain())\nchecksum \(checksum)")
+        realm.invalidate()
+    }
+
     /// GRDB: a fresh database (one table, an index on `city`, WAL, `synchronous = FULL` on the
     /// writer, read back), cached prepared statements, steps 1–8.
     private func grdb(n: Int, ids: [Int]) throws -> (Times, Answers) {

@@ -47,6 +47,8 @@ struct StrataBench: ParsableCommand {
     var profileSeal = false
     @Option(help: "Profile the results controller's performFetch() alone on this many objects (for perf record).")
     var profileController: Int?
+    @Option(help: "Profile the queries suite's indexed equality (step 3) alone on this many objects: first run, then warm runs.")
+    var profileEquality: Int?
     @Option(help: "Elements of the lists in the scale suite.")
     var listElements = 1_000_000
     @Option(help: "Keys of the engine store in the scale suite.")
@@ -71,6 +73,10 @@ struct StrataBench: ParsableCommand {
         }
         if profileSeal {
             try engine.profileSeal(rounds: max(rounds, 1))
+            return
+        }
+        if let profileEquality {
+            try QueryBenchmarks(sizes: [profileEquality], workDirectory: work).profileEquality(n: profileEquality, rounds: max(rounds, 1))
             return
         }
         if let profileController {

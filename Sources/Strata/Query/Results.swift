@@ -240,15 +240,25 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         let fromKey = index == bound.primaryKeyIndex && !isString
         var values: [T] = []
         values.reserveCapacity(set.count)
+        // A column scan's answer: its ordinals in order, worked out once for the loop.
+        let ordered = set.ordinals(through: set.count)
+        // Integer primary keys of a column scan's answer: decoded from the key arena at once.
+        if fromKey, T.self == Int.self, let ordered, let keys = ordered.projection.integerKeys(ordered.ordinals) {
+            return keys.map { unsafeBitCast(Int(truncatingIfNeeded: $0), to: T.self) }
+        }
+        let column = isString ? nil : ordered?.projection.projectedColumn(index)
+        let damage = column == nil ? nil : ordered?.projection.damagedOrdinals(index)
         for position in 0 ..< set.count {
             let field: FieldValue
             // (Not a string column: its dictionary keeps one spelling of canonically
             // equivalent strings, and an object reads its own row's.)
-            if !isString, let (projection, ordinal) = set.ordinal(at: position), let column = projection.projectedColumn(index),
-               projection.damagedOrdinals(index)?[ordinal] != true {
+            let ordinal = ordered.map { Int($0.ordinals[position]) }
+            if let column, let ordinal, damage?[ordinal] != true {
                 field = column.value(at: ordinal)
+            } else if fromKey, let ordinal, let value = PrimaryKeyValue(keyBytes: ordered!.projection.keySlice(ordinal)) {
+                field = value.field
             } else {
-                let key = set.key(at: position)
+                let key = ordinal.map { ordered!.projection.key($0) } ?? set.key(at: position)
                 if fromKey, let value = PrimaryKeyValue(keyBytes: key) {
                     field = value.field
                 } else {

@@ -48,23 +48,31 @@ extension PrimaryKeyValue {
         }
     }
 
+    /// The integer of an integer key's eight payload bytes (big-endian, sign bit flipped so
+    /// that byte order is numeric order).
+    @inline(__always)
+    static func integer(_ payload: some Collection<UInt8>) -> Int64 {
+        var raw: UInt64 = 0
+        for byte in payload { raw = raw << 8 | UInt64(byte) }
+        return Int64(bitPattern: raw ^ (1 << 63))
+    }
+
     /// The key whose engine key is `bytes`, or nil if they are not one.
-    init?(keyBytes bytes: [UInt8]) {
+    init?(keyBytes bytes: some RandomAccessCollection<UInt8>) {
         guard let kind = bytes.first else { return nil }
+        let payload = bytes.dropFirst()
         switch kind {
         case 0x69 where bytes.count == 9:
-            var raw: UInt64 = 0
-            for byte in bytes[1...] { raw = raw << 8 | UInt64(byte) }
-            self = .int(Int64(bitPattern: raw ^ (1 << 63)))
+            self = .int(Self.integer(payload))
         case 0x73:
-            guard let text = String(validating: bytes[1...], as: UTF8.self) else { return nil }
+            guard let text = String(validating: payload, as: UTF8.self) else { return nil }
             self = .string(text)
         case 0x75 where bytes.count == 17:
             var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: bytes[1...]) }
+            withUnsafeMutableBytes(of: &raw) { $0.copyBytes(from: payload) }
             self = .uuid(UUID(uuid: raw))
         case 0x6F where bytes.count == 13:
-            self = .objectId(ObjectId(bytes: bytes[1...])!)
+            self = .objectId(ObjectId(bytes: payload)!)
         default: return nil
         }
     }

@@ -288,6 +288,34 @@ struct OrdinalSet {
         return result
     }
 
+    /// The ordinals whose code is `code`: eight codes compared at once (SIMD), each
+    /// comparison's mask folded into a byte of the set's word.
+    static func equal(_ codes: [Int32], _ code: Int32) -> OrdinalSet {
+        var set = OrdinalSet(count: codes.count, all: false)
+        let wanted = SIMD8<Int32>(repeating: code)
+        let weights = SIMD8<Int32>(1, 2, 4, 8, 16, 32, 64, 128), zero = SIMD8<Int32>(repeating: 0)
+        codes.withUnsafeBufferPointer { codes in
+            set.words.withUnsafeMutableBufferPointer { words in
+                let whole = codes.count / 64
+                for w in 0 ..< whole {
+                    var word: UInt64 = 0
+                    for part in 0 ..< 8 {
+                        let base = w * 64 + part * 8
+                        let lanes = SIMD8<Int32>(codes[base], codes[base + 1], codes[base + 2], codes[base + 3],
+                                                 codes[base + 4], codes[base + 5], codes[base + 6], codes[base + 7])
+                        let byte = zero.replacing(with: weights, where: lanes .== wanted).wrappedSum()
+                        word |= UInt64(byte) << UInt64(part * 8)
+                    }
+                    words[w] = word
+                }
+                for ordinal in whole * 64 ..< codes.count where codes[ordinal] == code {
+                    words[ordinal >> 6] |= 1 << UInt64(ordinal & 63)
+                }
+            }
+        }
+        return set
+    }
+
     /// Sets the bit of every ordinal where `test` holds. Inlined into each caller, so the
     /// test is a plain comparison in a branch-free loop, not a call per ordinal.
     @inline(__always)
@@ -357,7 +385,29 @@ final class TableProjection: @unchecked Sendable {
 
     /// The key of `ordinal`.
     func key(_ ordinal: Int) -> [UInt8] {
-        Array(keyBytes[(ordinal == 0 ? 0 : keyEnds[ordinal - 1]) ..< keyEnds[ordinal]])
+        Array(keySlice(ordinal))
+    }
+
+    /// The integer primary keys of `ordinals`, read from the arena; nil unless every one
+    /// is an integer key.
+    func integerKeys(_ ordinals: ArraySlice<Int32>) -> [Int64]? {
+        keyBytes.withUnsafeBufferPointer { bytes in
+            keyEnds.withUnsafeBufferPointer { ends in
+                var values: [Int64] = []
+                values.reserveCapacity(ordinals.count)
+                for ordinal in ordinals {
+                    let o = Int(ordinal), start = o == 0 ? 0 : ends[o - 1]
+                    guard ends[o] - start == 9, bytes[start] == 0x69 else { return nil }
+                    values.append(PrimaryKeyValue.integer(UnsafeBufferPointer(rebasing: bytes[start + 1 ..< start + 9])))
+                }
+                return values
+            }
+        }
+    }
+
+    /// `ordinal`'s key in the arena (no copy).
+    func keySlice(_ ordinal: Int) -> ArraySlice<UInt8> {
+        keyBytes[(ordinal == 0 ? 0 : keyEnds[ordinal - 1]) ..< keyEnds[ordinal]]
     }
 
     /// Whether `ordinal`'s key is `key` (no copy).
@@ -698,6 +748,13 @@ extension TableProjection {
             // Judge each distinct value once, then the codes.
             let accepted = dictionary.map { op.holds(.string($0), constant) }
             let nullAccepted = op.holds(.null, constant)
+            // An equality accepts at most one code: compare the codes with it directly.
+            if op == .equal, !nullAccepted {
+                guard let code = accepted.firstIndex(of: true) else { return OrdinalSet(count: count, all: false) }
+                if accepted[(code + 1)...].firstIndex(of: true) == nil {
+                    return OrdinalSet.equal(codes, Int32(code))
+                }
+            }
             return codes.withUnsafeBufferPointer { codes in
                 accepted.withUnsafeBufferPointer { accepted in
                     OrdinalSet.matching(count: count) { codes[$0] < 0 ? nullAccepted : accepted[Int(codes[$0])] }
@@ -738,6 +795,7 @@ extension TableProjection {
     /// `SortDescriptor` orders; NaN as `QueryCompiler.order` orders it (neither before nor
     /// after a number: equal to it, so the key decides).
     func sorted(_ ordinals: [Int32], by sortKeys: [(column: ProjectedColumn, reverse: Bool)], general: Bool = false) -> [Int32] {
+        if sortKeys.isEmpty { return sortedByKey(ordinals) }
         if !general, sortKeys.count == 1, let numeric = Self.numericValues(sortKeys[0].column) {
             return sorted(ordinals, byNumbers: numeric, reverse: sortKeys[0].reverse)
         }
@@ -752,6 +810,35 @@ extension TableProjection {
                 return keyPrecedes(a, b)
             }
         }
+        return ordinals
+    }
+
+    /// `ordinals` in their keys' byte order (primary-key order). Integer keys (one kind
+    /// byte, then eight bytes big-endian: KeyOrder's rule) sort as `UInt64`s read from the
+    /// arena; other keys compare bytes.
+    func sortedByKey(_ ordinals: [Int32]) -> [Int32] {
+        guard ordinals.count > 1 else { return ordinals }
+        let integers: [(value: UInt64, index: Int32)]? = keyBytes.withUnsafeBufferPointer { bytes in
+            keyEnds.withUnsafeBufferPointer { ends in
+                let first = Int(ordinals[0]), kind = bytes[first == 0 ? 0 : ends[first - 1]]
+                var pairs: [(value: UInt64, index: Int32)] = []
+                pairs.reserveCapacity(ordinals.count)
+                for ordinal in ordinals {
+                    let o = Int(ordinal), start = o == 0 ? 0 : ends[o - 1]
+                    guard ends[o] - start == 9, bytes[start] == kind else { return nil }
+                    var value: UInt64 = 0
+                    for i in 1 ..< 9 { value = value << 8 | UInt64(bytes[start + i]) }
+                    pairs.append((value, ordinal))
+                }
+                return pairs
+            }
+        }
+        if var integers {
+            KeyOrder.sortByValue(&integers)
+            return integers.map(\.index)
+        }
+        var ordinals = ordinals
+        withKeyOrder { keyPrecedes in ordinals.sort { keyPrecedes(Int($0), Int($1)) } }
         return ordinals
     }
 
@@ -852,6 +939,11 @@ extension TableProjection {
             keyBytes[(a == 0 ? 0 : keyEnds[a - 1]) ..< keyEnds[a]].lexicographicallyPrecedes(keyBytes[(b == 0 ? 0 : keyEnds[b - 1]) ..< keyEnds[b]])
         }
         let whole = { (ordinals: [Int32]) in self.sorted(ordinals, by: sortKeys) }
+        if sortKeys.isEmpty {
+            // Key order alone: sorted whole at once (integer keys as integers), which costs
+            // less than keeping a heap of byte-compared keys for a prefix.
+            return OrdinalOrder(precedes: { keyPrecedes(Int($0), Int($1)) }, sorted: whole, needsWholeSort: { _ in true }, isIdentity: false)
+        }
         let columns = sortKeys.map(\.column)
         let needsWholeSort = { (ordinals: [Int32]) -> Bool in
             columns.contains { column in

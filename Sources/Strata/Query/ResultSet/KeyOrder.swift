@@ -18,7 +18,7 @@ enum KeyOrder {
                 for i in 1 ..< 9 { value = value << 8 | UInt64(key[i]) }
                 pairs.append((value, Int32(index)))
             }
-            pairs.sort { $0.value < $1.value }
+            sortByValue(&pairs)
             return pairs.map { keys[Int($0.index)] }
         }
         var bytes: [UInt8] = [], ends: [Int] = []
@@ -38,5 +38,43 @@ enum KeyOrder {
             }
         }
         return order.map { keys[$0] }
+    }
+
+    /// Sorts `pairs` by `value` (stable): a least-significant-digit radix sort over the
+    /// bytes in which the values differ (ids below 2^24 differ in three), 8 bits a pass;
+    /// for a few pairs a comparison sort. Already ordered pairs (ids inserted in order)
+    /// are left as they are after one check.
+    static func sortByValue(_ pairs: inout [(value: UInt64, index: Int32)]) {
+        guard pairs.count > 1 else { return }
+        var ordered = true, differing: UInt64 = 0
+        let first = pairs[0].value
+        for i in 1 ..< pairs.count {
+            if pairs[i].value < pairs[i - 1].value { ordered = false }
+            differing |= pairs[i].value ^ first
+        }
+        if ordered { return }
+        guard pairs.count >= 256 else {
+            pairs.sort { $0.value < $1.value }
+            return
+        }
+        var scratch = pairs
+        var counts = [Int](repeating: 0, count: 256)
+        for byte in 0 ..< 8 where (differing >> UInt64(byte * 8)) & 0xFF != 0 {
+            let shift = UInt64(byte * 8)
+            for i in 0 ..< 256 { counts[i] = 0 }
+            for pair in pairs { counts[Int((pair.value >> shift) & 0xFF)] += 1 }
+            var total = 0
+            for i in 0 ..< 256 {
+                let count = counts[i]
+                counts[i] = total
+                total += count
+            }
+            for pair in pairs {
+                let digit = Int((pair.value >> shift) & 0xFF)
+                scratch[counts[digit]] = pair
+                counts[digit] += 1
+            }
+            swap(&pairs, &scratch)
+        }
     }
 }

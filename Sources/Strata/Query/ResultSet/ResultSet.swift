@@ -54,6 +54,16 @@ final class ResultSet {
         return (projection, Int(ordinal))
     }
 
+    /// The projection and the ordinals of positions `0 ..< through`, in order, for a
+    /// column scan's answer (nil for keys): one call for a loop over many positions.
+    func ordinals(through end: Int) -> (projection: TableProjection, ordinals: ArraySlice<Int32>)? {
+        guard case .ordinals(let projection, var order) = storage else { return nil }
+        storage = .keys([])  // (leaves `order` uniquely referenced while it sorts)
+        let ordinals = order.ordinals(through: end)
+        storage = .ordinals(projection, order)
+        return (projection, ordinals)
+    }
+
     /// Every key, in order (the whole order worked out; copied once, then kept).
     var keys: [[UInt8]] {
         if let materialized { return materialized }
@@ -92,6 +102,13 @@ struct LazyOrder {
         }
         if position >= sorted { sort(through: position) }
         return items[position]
+    }
+
+    /// The ordinals of positions `0 ..< end`, in order.
+    mutating func ordinals(through end: Int) -> ArraySlice<Int32> {
+        guard end > 0 else { return [] }
+        _ = ordinal(at: end - 1)
+        return items[..<end]
     }
 
     /// Orders the items up to `position`: at least 64 more, doubling as reading goes on.
