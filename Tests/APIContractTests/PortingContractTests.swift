@@ -549,3 +549,47 @@ final class PortingConfigurationContractTests: XCTestCase {
         XCTAssertEqual(try Realm(fileURL: url).object(ofType: Entry.self, forPrimaryKey: 1)?.text, "on disk")
     }
 }
+
+/// Realm Swift's collection API by property name and by positions, as ported code calls it.
+final class PortingNamedAggregateContractTests: XCTestCase {
+    final class Player: Object {
+        @Persisted(primaryKey: true) var name: String = ""
+        @Persisted var age: Int = 0
+        @Persisted var rating: Double = 0
+        @Persisted var bonus: Int? = nil
+        @Persisted var joined: Date = Date(timeIntervalSince1970: 0)
+    }
+
+    func testAggregatesByNameAndPositions() throws {
+        let (realm, config) = try contractRealm("named", types: [Player.self])
+        defer { try? FileManager.default.removeItem(at: config.directory!) }
+        try realm.write {
+            for (i, name) in ["ann", "bob", "cy", "di"].enumerated() {
+                try realm.create(Player.self, value: ["name": name, "age": 20 + i * 10, "rating": Double(i) + 0.5,
+                                                      "bonus": i % 2 == 0 ? i : nil, "joined": Date(timeIntervalSince1970: Double(i) * 100)])
+            }
+        }
+        let all = realm.objects(Player.self)
+        XCTAssertEqual(all.min(ofProperty: "age") as Int?, 20)
+        XCTAssertEqual(all.max(ofProperty: "age") as Int?, 50)
+        XCTAssertEqual(all.sum(ofProperty: "age") as Int, 140)
+        XCTAssertEqual(all.average(ofProperty: "age") as Double?, 35)
+        XCTAssertEqual(all.sum(ofProperty: "rating") as Double, 8)
+        XCTAssertEqual(all.max(ofProperty: "joined") as Date?, Date(timeIntervalSince1970: 300))
+        XCTAssertEqual(all.sum(ofProperty: "bonus") as Int, 2, "nil values are left out")
+        XCTAssertEqual(all.average(ofProperty: "bonus") as Double?, 1)
+        XCTAssertEqual(all.min(ofProperty: "name") as String?, "ann")
+        let older = all.filter("age > 25")
+        XCTAssertEqual(older.min(ofProperty: "age") as Int?, 30)
+        XCTAssertNil(all.filter("age > 99").average(ofProperty: "age") as Double?)
+        XCTAssertEqual(all.filter("age > 99").sum(ofProperty: "age") as Int, 0)
+
+        XCTAssertEqual(all.objects(at: IndexSet([0, 2])).map(\.name), ["ann", "cy"])
+        XCTAssertEqual(all.index(matching: #Predicate<Player> { $0.age > 35 }), 2)
+        XCTAssertEqual(all.index(matching: "rating > %@", 1.0), 1)
+        XCTAssertNil(all.index(matching: "age > 100"))
+        XCTAssertEqual(all.value(forKey: "name") as? [Any?] as? [String], ["ann", "bob", "cy", "di"])
+        try realm.write { older.setValue(1, forKey: "age") }
+        XCTAssertEqual(all.map(\.age), [20, 1, 1, 1])
+    }
+}
