@@ -131,6 +131,12 @@ final class PendingRow {
         if isCollection { fieldRevisions[index, default: 0] &+= 1 }
     }
 
+    /// Replaces the whole row with `row` (an encoded row that decodes).
+    func setRow(_ row: [UInt8]) {
+        content = .row(row)
+        revision &+= 1
+    }
+
     /// Puts back a state saved by `WriteState.willChange`.
     func restore(_ saved: Content) {
         content = saved

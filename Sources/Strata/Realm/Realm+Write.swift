@@ -475,7 +475,9 @@ extension Realm {
         write.addPolicy = update
         defer { write.addPolicy = outerPolicy }
         do {
-            pending.fields = try fields(of: slots, bound: bound, update: update, write: write)
+            // Encoded now: the pending row holds bytes, not a values array per object.
+            pending.setRow(try RowFormat.encodeChecked(fields(of: slots, bound: bound, update: update, write: write),
+                                                       of: "the \(bound.className) row"))
         } catch {
             object._state = nil
             throw error
