@@ -408,6 +408,7 @@ public final class Realm {
     }
 
     func endWrite() {
+        if let writeState { PendingRowDisposal.release(writeState) }
         writeState = nil
         generation &+= 1
         contentVersion &+= 1
