@@ -27,27 +27,6 @@ final class ConcurrencyTests: RealmTestCase {
         return config
     }
 
-    /// A write of more pending rows than `PendingRowDisposal.threshold` frees them on a
-    /// background queue: the objects that pointed at them go on reading and changing in the
-    /// next writes meanwhile (run under TSan by `make tsan`), and nothing is lost.
-    func testPendingRowsOfALargeWriteFreedInTheBackgroundWhileTheNextWritesRun() throws {
-        let realm = try Realm(configuration: itemConfiguration())
-        let count = PendingRowDisposal.threshold + 1_000
-        let items = (0 ..< count).map { i in
-            let item = Item()
-            (item.id, item.group, item.value) = (i, "g\(i % 7)", i)
-            return item
-        }
-        try realm.write { try realm.add(items) }
-        for round in 1 ... 3 {
-            try realm.write { for item in items { item.value += 1 } }   // each write's rows freed after it
-            XCTAssertEqual(items[count - 1].value, count - 1 + round)
-            try realm.write { items[round].tags.append("r\(round)") }
-        }
-        XCTAssertEqual(realm.objects(Item.self).sum(of: \.value), (0 ..< count).reduce(0, +) + 3 * count)
-        XCTAssertEqual(Array(realm.object(ofType: Item.self, forPrimaryKey: 2)!.tags), ["r2"])
-    }
-
     /// The program: 64 handlers in a task group, each opening a realm, writing,
     /// sleeping (resuming on any thread) and reading again. It trapped before task confinement.
     func testSixtyFourHandlersInATaskGroupKeepTheirRealmsAcrossAwaits() async throws {

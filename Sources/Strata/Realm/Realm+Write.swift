@@ -103,31 +103,6 @@ final class WriteState {
     }
 }
 
-/// Frees a large write's pending rows on a background queue once the write has ended:
-/// freeing a million of them took 0.5–1 s of the committing caller's time after its commit
-/// was appended (perf: `WriteState` deinit). Nothing reads them then: objects hold their
-/// pending row unowned and use it only while its write is their realm's open write.
-enum PendingRowDisposal {
-    /// Writes with fewer pending rows free them in place (a queue hop costs more).
-    static let threshold = 16_384
-    private static let queue = DispatchQueue(label: "strata.pending-row-release", qos: .utility)
-
-    // @unchecked: the rows are moved in whole and touched only by the queue afterwards.
-    private final class Rows: @unchecked Sendable {
-        var rows: [RowKey: PendingRow]
-        init(_ rows: [RowKey: PendingRow]) { self.rows = rows }
-    }
-
-    /// Takes `write`'s pending rows away to be freed in the background, when there are many.
-    static func release(_ write: WriteState) {
-        guard write.rows.count >= threshold else { return }
-        let rows = Rows(write.rows)
-        write.rows = [:]
-        queue.async { rows.rows = [:] }
-    }
-
-}
-
 extension Realm {
     /// Whether a write transaction is open.
     public var isInWriteTransaction: Bool { writeState != nil }

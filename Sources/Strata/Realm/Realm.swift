@@ -408,7 +408,6 @@ public final class Realm {
     }
 
     func endWrite() {
-        if let writeState { PendingRowDisposal.release(writeState) }
         writeState = nil
         generation &+= 1
         contentVersion &+= 1
