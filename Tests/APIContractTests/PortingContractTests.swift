@@ -593,3 +593,52 @@ final class PortingNamedAggregateContractTests: XCTestCase {
         XCTAssertEqual(all.map(\.age), [20, 1, 1, 1])
     }
 }
+
+/// Realm Swift's freeze, thaw, isFrozen and isInvalidated on collection properties and results.
+final class PortingCollectionFreezeContractTests: XCTestCase {
+    final class Shelf: Object {
+        @Persisted(primaryKey: true) var name: String = ""
+        @Persisted var books: List<String>
+        @Persisted var labels: MutableSet<String>
+        @Persisted var counts: Map<String, Int>
+    }
+
+    func testFreezingAndThawingCollections() throws {
+        let (realm, config) = try contractRealm("collection-freeze", types: [Shelf.self])
+        defer { try? FileManager.default.removeItem(at: config.directory!) }
+        let shelf = try realm.write {
+            let shelf = try realm.create(Shelf.self, value: ["name": "a"])
+            shelf.books.append(objectsIn: ["x", "y"])
+            shelf.labels.insert("new")
+            shelf.counts["x"] = 1
+            return shelf
+        }
+        let unmanaged = List<String>()
+        XCTAssertFalse(unmanaged.isFrozen)
+        XCTAssertFalse(unmanaged.isInvalidated)
+
+        let books = shelf.books.freeze(), labels = shelf.labels.freeze(), counts = shelf.counts.freeze()
+        XCTAssertTrue(books.isFrozen && labels.isFrozen && counts.isFrozen)
+        XCTAssertFalse(shelf.books.isFrozen)
+        try realm.write {
+            shelf.books.append("z")
+            shelf.labels.insert("old")
+            shelf.counts["y"] = 2
+        }
+        XCTAssertEqual(Array(books), ["x", "y"], "a frozen list keeps the commit it was frozen at")
+        XCTAssertEqual(labels.count, 1)
+        XCTAssertEqual(counts.count, 1)
+        XCTAssertEqual(Array(try XCTUnwrap(books.thaw())), ["x", "y", "z"])
+        XCTAssertEqual(try XCTUnwrap(labels.thaw()).count, 2)
+        XCTAssertEqual(try XCTUnwrap(counts.thaw())["y"], 2)
+        XCTAssertTrue(books.freeze() === books, "freezing a frozen list returns it")
+
+        let results = realm.objects(Shelf.self)
+        XCTAssertFalse(shelf.books.isInvalidated || results.isInvalidated)
+        try realm.write { try realm.delete(shelf) }
+        XCTAssertTrue(shelf.books.isInvalidated && shelf.labels.isInvalidated && shelf.counts.isInvalidated)
+        XCTAssertNil(books.thaw(), "its object was deleted since")
+        realm.invalidate()
+        XCTAssertTrue(results.isInvalidated)
+    }
+}

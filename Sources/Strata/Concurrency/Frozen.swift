@@ -180,8 +180,51 @@ extension Object: ThreadConfined {
     /// if it was deleted since. A live object returns itself.
     public func thaw() -> Self? {
         guard let state = _state, state.realm.isFrozen else { return self }
-        guard let realm = try? Realm(configuration: state.realm.configuration) else { return nil }
-        return realm.object(matching: state).map { unsafeDowncast($0, to: Self.self) }
+        return state.thawed().map { unsafeDowncast($0, to: Self.self) }
+    }
+}
+
+extension ObjectState {
+    /// This state's object in a frozen copy of its realm (itself when already frozen); nil
+    /// when it was deleted. Traps inside a write transaction, as freezing does.
+    func frozen() -> Object? {
+        if realm.isFrozen { return realm.object(matching: self) }
+        let box = realm.frozenBox()
+        return box.read { box.realm!.object(matching: self) }
+    }
+
+    /// This frozen state's object in a live realm of its configuration opened here; nil
+    /// when it was deleted since (or the realm cannot be opened).
+    func thawed() -> Object? {
+        guard let live = try? Realm(configuration: realm.configuration) else { return nil }
+        return live.object(matching: self)
+    }
+}
+
+/// Realm Swift's freezing of a managed collection property (`List`, `MutableSet`, `Map`):
+/// the same property of the owning object, frozen or thawed.
+protocol FreezableCollection: AnyObject {
+    /// The owning object's state and the property's position; nil owner: unmanaged.
+    var ownerAndIndex: (owner: ObjectState?, index: Int) { get }
+    /// The collection of property `index` of `owner`.
+    static func make(owner: ObjectState, index: Int) -> Self
+}
+
+extension FreezableCollection {
+    func freezeCollection() -> Self {
+        let (owner, index) = ownerAndIndex
+        guard let owner else { preconditionFailure("Unmanaged collections cannot be frozen; copy their elements instead") }
+        if owner.realm.isFrozen { return self }
+        guard let state = owner.frozen()?._state else {
+            preconditionFailure("Cannot freeze a collection whose object has been deleted or invalidated: \(owner.bound.className)")
+        }
+        return Self.make(owner: state, index: index)
+    }
+
+    func thawCollection() -> Self? {
+        let (owner, index) = ownerAndIndex
+        guard let owner, owner.realm.isFrozen else { return self }
+        return owner.thawed()?._state.map { Self.make(owner: $0, index: index) }
     }
 }
 
@@ -201,6 +244,9 @@ extension ThreadConfined where Self: Object {
 extension Results {
     /// Whether the results belong to a frozen realm.
     public var isFrozen: Bool { realm.isFrozen }
+
+    /// Whether the realm was invalidated (Realm Swift's `isInvalidated` on results).
+    public var isInvalidated: Bool { realm.isClosed }
 
     /// These results pinned to the commit the realm reads now (Realm's `freeze()`).
     /// Traps inside a write transaction.

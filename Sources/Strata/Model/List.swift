@@ -416,3 +416,24 @@ extension List where Element: Equatable {
     /// The position of the first element equal to `element`, or nil (Realm Swift's name).
     public func index(of element: Element) -> Int? { firstIndex(of: element) }
 }
+
+extension List: FreezableCollection {
+    var ownerAndIndex: (owner: ObjectState?, index: Int) { (owner, index) }
+    static func make(owner: ObjectState, index: Int) -> Self { Self(owner: owner, index: index) }
+
+    /// Whether the owning object is frozen (an unmanaged list is not).
+    public var isFrozen: Bool { owner?.realm.isFrozen ?? false }
+
+    /// Whether the owning object was deleted or its realm invalidated (an unmanaged list
+    /// never is).
+    public var isInvalidated: Bool { owner?.isInvalidated ?? false }
+
+    /// This list as of the commit its realm reads now (Realm's `freeze()`): the property
+    /// of the frozen owning object, readable on any thread. Traps for an unmanaged list,
+    /// a deleted owner, or inside a write transaction, as Realm raises.
+    public func freeze() -> List<Element> { freezeCollection() }
+
+    /// The live list of a frozen one, in a realm opened here (Realm's `thaw()`); nil if
+    /// its object was deleted since. A live or unmanaged list returns itself.
+    public func thaw() -> List<Element>? { thawCollection() }
+}

@@ -350,3 +350,24 @@ extension Map: _PersistedProperty {
         })
     }
 }
+
+extension Map: FreezableCollection {
+    var ownerAndIndex: (owner: ObjectState?, index: Int) { (owner, index) }
+    static func make(owner: ObjectState, index: Int) -> Self { Self(owner: owner, index: index) }
+
+    /// Whether the owning object is frozen (an unmanaged map is not).
+    public var isFrozen: Bool { owner?.realm.isFrozen ?? false }
+
+    /// Whether the owning object was deleted or its realm invalidated (an unmanaged map
+    /// never is).
+    public var isInvalidated: Bool { owner?.isInvalidated ?? false }
+
+    /// This map as of the commit its realm reads now (Realm's `freeze()`): the property
+    /// of the frozen owning object, readable on any thread. Traps for an unmanaged map,
+    /// a deleted owner, or inside a write transaction, as Realm raises.
+    public func freeze() -> Map<Key, Value> { freezeCollection() }
+
+    /// The live map of a frozen one, in a realm opened here (Realm's `thaw()`); nil if
+    /// its object was deleted since. A live or unmanaged map returns itself.
+    public func thaw() -> Map<Key, Value>? { thawCollection() }
+}

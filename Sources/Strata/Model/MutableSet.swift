@@ -343,3 +343,24 @@ enum CollectionErasure {
         }
     }
 }
+
+extension MutableSet: FreezableCollection {
+    var ownerAndIndex: (owner: ObjectState?, index: Int) { (owner, index) }
+    static func make(owner: ObjectState, index: Int) -> Self { Self(owner: owner, index: index) }
+
+    /// Whether the owning object is frozen (an unmanaged set is not).
+    public var isFrozen: Bool { owner?.realm.isFrozen ?? false }
+
+    /// Whether the owning object was deleted or its realm invalidated (an unmanaged set
+    /// never is).
+    public var isInvalidated: Bool { owner?.isInvalidated ?? false }
+
+    /// This set as of the commit its realm reads now (Realm's `freeze()`): the property
+    /// of the frozen owning object, readable on any thread. Traps for an unmanaged set,
+    /// a deleted owner, or inside a write transaction, as Realm raises.
+    public func freeze() -> MutableSet<Element> { freezeCollection() }
+
+    /// The live set of a frozen one, in a realm opened here (Realm's `thaw()`); nil if
+    /// its object was deleted since. A live or unmanaged set returns itself.
+    public func thaw() -> MutableSet<Element>? { thawCollection() }
+}
