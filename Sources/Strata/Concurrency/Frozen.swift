@@ -169,8 +169,7 @@ extension Object: ThreadConfined {
     public func freeze() -> Self {
         guard let state = _state else { preconditionFailure("Unmanaged objects cannot be frozen; use frozen(), which copies them") }
         if state.realm.isFrozen { return self }
-        let box = state.realm.frozenBox()
-        guard let object = box.read({ box.realm!.object(matching: state) }) else {
+        guard let object = state.frozen() else {
             preconditionFailure("Cannot freeze an object that has been deleted or invalidated: \(state.bound.className)")
         }
         return unsafeDowncast(object, to: Self.self)
@@ -185,10 +184,9 @@ extension Object: ThreadConfined {
 }
 
 extension ObjectState {
-    /// This state's object in a frozen copy of its realm (itself when already frozen); nil
-    /// when it was deleted. Traps inside a write transaction, as freezing does.
+    /// This live state's object in a frozen copy of its realm; nil when it was deleted.
+    /// Traps inside a write transaction, as freezing does.
     func frozen() -> Object? {
-        if realm.isFrozen { return realm.object(matching: self) }
         let box = realm.frozenBox()
         return box.read { box.realm!.object(matching: self) }
     }

@@ -393,13 +393,19 @@ final class SharedStore: @unchecked Sendable {
     }
 
     /// Rows a column scan reads in the time a hash-index answer spends on one key (measured
-    /// on this machine class: ~0.5 ns a row compared, ~340 ns a key fetched, decoded and
-    /// ordered: `--profile-objects equality`).
+    /// on this machine class: ~0.3 ns a code compared, ~340 ns a key fetched, decoded and
+    /// ordered: `strata-bench --profile-equality`).
     static let scanRowsPerIndexHit = 512
 
-    /// Indexed properties (table, property) whose index answered with more than one key
-    /// per `scanRowsPerIndexHit` rows: the next equality on one projects its column.
-    private let crowdedIndexes = Locked<Set<[UInt32]>>([])
+    /// An indexed property of a table.
+    private struct IndexedProperty: Hashable {
+        let table: UInt32
+        let property: Int
+    }
+
+    /// Indexed properties whose index answered with more than one key per
+    /// `scanRowsPerIndexHit` rows: the next equality on one projects its column.
+    private let crowdedIndexes = Locked<Set<IndexedProperty>>([])
 
     /// Whether an equality on the indexed `property` of `table` is better answered by
     /// scanning its projected column than by the hash index: the column is projected (or
@@ -410,13 +416,13 @@ final class SharedStore: @unchecked Sendable {
             guard case .string(_, let dictionary) = column else { return false }
             return dictionary.count * Self.scanRowsPerIndexHit <= kept.count
         }
-        return crowdedIndexes.withLock { $0.contains([table, UInt32(truncatingIfNeeded: property)]) }
+        return crowdedIndexes.withLock { $0.contains(IndexedProperty(table: table, property: property)) }
     }
 
     /// Notes that the index on `property` of `table` answered `hits` keys of `rows`.
     func noteIndexAnswer(table: UInt32, property: Int, hits: Int, rows: Int) {
         guard hits > 64, hits * Self.scanRowsPerIndexHit >= rows else { return }
-        crowdedIndexes.withLock { _ = $0.insert([table, UInt32(truncatingIfNeeded: property)]) }
+        crowdedIndexes.withLock { _ = $0.insert(IndexedProperty(table: table, property: property)) }
     }
 
     /// The projection of `table` at `snapshot`, with `properties` projected: the kept one

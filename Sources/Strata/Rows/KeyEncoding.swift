@@ -52,9 +52,7 @@ extension PrimaryKeyValue {
     /// that byte order is numeric order).
     @inline(__always)
     static func integer(_ payload: some Collection<UInt8>) -> Int64 {
-        var raw: UInt64 = 0
-        for byte in payload { raw = raw << 8 | UInt64(byte) }
-        return Int64(bitPattern: raw ^ (1 << 63))
+        Int64(bitPattern: KeyOrder.orderValue(payload) ^ (1 << 63))
     }
 
     /// The key whose engine key is `bytes`, or nil if they are not one.

@@ -826,9 +826,7 @@ extension TableProjection {
                 for ordinal in ordinals {
                     let o = Int(ordinal), start = o == 0 ? 0 : ends[o - 1]
                     guard ends[o] - start == 9, bytes[start] == kind else { return nil }
-                    var value: UInt64 = 0
-                    for i in 1 ..< 9 { value = value << 8 | UInt64(bytes[start + i]) }
-                    pairs.append((value, ordinal))
+                    pairs.append((KeyOrder.orderValue(UnsafeBufferPointer(rebasing: bytes[start + 1 ..< start + 9])), ordinal))
                 }
                 return pairs
             }

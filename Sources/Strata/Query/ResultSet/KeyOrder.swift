@@ -13,11 +13,7 @@ enum KeyOrder {
         if keys.allSatisfy({ $0.count == 9 && $0[0] == kind }) {
             var pairs: [(value: UInt64, index: Int32)] = []
             pairs.reserveCapacity(keys.count)
-            for (index, key) in keys.enumerated() {
-                var value: UInt64 = 0
-                for i in 1 ..< 9 { value = value << 8 | UInt64(key[i]) }
-                pairs.append((value, Int32(index)))
-            }
+            for (index, key) in keys.enumerated() { pairs.append((orderValue(key.dropFirst()), Int32(index))) }
             sortByValue(&pairs)
             return pairs.map { keys[Int($0.index)] }
         }
@@ -38,6 +34,15 @@ enum KeyOrder {
             }
         }
         return order.map { keys[$0] }
+    }
+
+    /// An integer key's eight payload bytes (big-endian) as one `UInt64`: integer keys
+    /// order as these values.
+    @inline(__always)
+    static func orderValue(_ payload: some Collection<UInt8>) -> UInt64 {
+        var value: UInt64 = 0
+        for byte in payload { value = value << 8 | UInt64(byte) }
+        return value
     }
 
     /// Sorts `pairs` by `value` (stable): a least-significant-digit radix sort over the
