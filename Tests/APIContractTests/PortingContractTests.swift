@@ -92,7 +92,7 @@ final class PortingContractTests: XCTestCase {
 }
 
 /// A realm of `types` in a new temporary directory (the caller removes it), and its configuration.
-private func contractRealm(_ name: String, types: [Object.Type]) throws -> (Realm, Realm.Configuration) {
+func contractRealm(_ name: String, types: [Object.Type]) throws -> (Realm, Realm.Configuration) {
     var config = Realm.Configuration(directory: FileManager.default.temporaryDirectory
         .appendingPathComponent("strata-contract-\(name)-\(UUID().uuidString)"))
     config.objectTypes = types

@@ -241,17 +241,17 @@ extension ThreadConfined where Self: Object {
 
 extension Results {
     /// Whether the results belong to a frozen realm.
-    public var isFrozen: Bool { realm.isFrozen }
+    public var isFrozen: Bool { managingRealm.isFrozen }
 
     /// Whether the realm was invalidated (Realm Swift's `isInvalidated` on results).
-    public var isInvalidated: Bool { realm.isClosed }
+    public var isInvalidated: Bool { managingRealm.isClosed }
 
     /// These results pinned to the commit the realm reads now (Realm's `freeze()`).
     /// Traps inside a write transaction.
     public func freeze() -> Results<Element> {
-        if realm.isFrozen { return self }
-        realm.verifyThread()
-        let box = realm.frozenBox()
+        if managingRealm.isFrozen { return self }
+        managingRealm.verifyThread()
+        let box = managingRealm.frozenBox()
         return Results(realm: box.realm!, query: query)
     }
 
@@ -259,8 +259,8 @@ extension Results {
     /// the same configuration opened here, over the newest content. Live results return
     /// themselves; nil when no realm can be opened here.
     public func thaw() -> Results<Element>? {
-        guard realm.isFrozen else { return self }
-        guard let live = try? Realm(configuration: realm.configuration),
+        guard managingRealm.isFrozen else { return self }
+        guard let live = try? Realm(configuration: managingRealm.configuration),
               let bound = live.boundType(named: query.bound.className) else { return nil }
         return Results(realm: live, query: query.rebound(to: bound))
     }
@@ -268,8 +268,8 @@ extension Results {
     /// A `Sendable` collection of these results as of now, for other tasks, actors and
     /// threads. Traps inside a write transaction.
     public func frozen() -> FrozenResults<Element> {
-        realm.verifyThread()
-        let box = realm.isFrozen ? realm.frozenBoxOfFrozenRealm() : realm.frozenBox()
+        managingRealm.verifyThread()
+        let box = managingRealm.isFrozen ? managingRealm.frozenBoxOfFrozenRealm() : managingRealm.frozenBox()
         return FrozenResults(box: box, results: Results(realm: box.realm!, query: query))
     }
 }

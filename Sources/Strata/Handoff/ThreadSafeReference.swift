@@ -36,10 +36,10 @@ public struct ThreadSafeReference<Confined>: @unchecked Sendable {
 
     /// A reference to a results collection (its query; it re-evaluates where it is resolved).
     public init<Element>(to results: Results<Element>) where Confined == Results<Element> {
-        results.realm.verifyThread()
+        results.managingRealm.verifyThread()
         payload = .results(query: results.query)
-        sequence = results.realm.snapshot.sequence
-        storeIdentity = results.realm.shared.identity
+        sequence = results.managingRealm.snapshot.sequence
+        storeIdentity = results.managingRealm.shared.identity
     }
 }
 
@@ -63,7 +63,8 @@ extension Realm {
         verifyThread()
         guard reference.storeIdentity == shared.identity else { return nil }
         catchUp(to: reference.sequence)
-        guard case .results(let query) = reference.payload, let typed = query as? ResultsQuery<Element> else { return nil }
+        guard case .results(let query) = reference.payload, let typed = query as? ResultsQuery<Element>,
+              typed.base?.isPortable ?? true else { return nil }
         return Results(realm: self, query: typed)
     }
 }

@@ -142,3 +142,23 @@ extension Persisted {
         self.init(slot: .list(LinkingObjects(fromType: T.self, property: originProperty)), primaryKey: false, indexed: false)
     }
 }
+
+extension LinkingObjects: FreezableCollection {
+    var ownerAndIndex: (owner: ObjectState?, index: Int) { (owner, index) }
+    static func make(owner: ObjectState, index: Int) -> Self {
+        Self(owner: owner, index: index, originProperty: owner.bound.schema.properties[index].originProperty ?? "")
+    }
+
+    /// Whether the owning object is frozen (unmanaged linking objects are not).
+    public var isFrozen: Bool { owner?.realm.isFrozen ?? false }
+
+    /// Whether the owning object was deleted or its realm invalidated.
+    public var isInvalidated: Bool { owner?.isInvalidated ?? false }
+
+    /// These linking objects as of the commit the realm reads now (Realm's `freeze()`).
+    /// Traps for unmanaged ones, a deleted owner, or inside a write transaction.
+    public func freeze() -> LinkingObjects<Element> { freezeCollection() }
+
+    /// The live linking objects of frozen ones; nil if the owner was deleted since.
+    public func thaw() -> LinkingObjects<Element>? { thawCollection() }
+}

@@ -412,11 +412,6 @@ extension List: _PersistedProperty {
     }
 }
 
-extension List where Element: Equatable {
-    /// The position of the first element equal to `element`, or nil (Realm Swift's name).
-    public func index(of element: Element) -> Int? { firstIndex(of: element) }
-}
-
 extension List: FreezableCollection {
     var ownerAndIndex: (owner: ObjectState?, index: Int) { (owner, index) }
     static func make(owner: ObjectState, index: Int) -> Self { Self(owner: owner, index: index) }

@@ -6,6 +6,31 @@
 import Foundation
 import Dispatch
 
+extension NotificationToken {
+    /// This token, for an observation made on `queue` by `register` in a realm of
+    /// `configuration` opened there; `failure` gets an error opening it (or registering).
+    /// Invalidating this token ends the inner observation on the queue.
+    func observing(on queue: DispatchQueue, configuration: Realm.Configuration, failure: @escaping (any Error) -> Void,
+                   _ register: @escaping (Realm) throws -> NotificationToken) -> NotificationToken {
+        let callbacks = UncheckedSendable(value: (register, failure))
+        let holder = Locked<(Realm, NotificationToken)?>(nil)
+        onInvalidate {
+            queue.async { holder.withLock { $0?.1.invalidate(); $0 = nil } }
+        }
+        queue.async { [self] in
+            guard isValid else { return }
+            do {
+                let queueRealm = try Realm(configuration: configuration, queue: queue)
+                let inner = try callbacks.value.0(queueRealm)
+                holder.withLock { $0 = (queueRealm, inner) }
+            } catch {
+                callbacks.value.1(error)
+            }
+        }
+        return self
+    }
+}
+
 /// A change to a live collection, UITableView batch style: deletions in old indices,
 /// insertions and modifications in new indices, each ascending.
 public enum RealmCollectionChange<CollectionType> {
@@ -38,34 +63,23 @@ extension Results {
     public func observe(on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
         guard let queue else {
-            realm.verifyThread()
-            precondition(realm.writeState == nil, "Cannot register notification blocks from within write transactions.")
+            managingRealm.verifyThread()
+            precondition(managingRealm.writeState == nil, "Cannot register notification blocks from within write transactions.")
             let token = NotificationToken()
-            let observer = CollectionObserver(token: token, query: query, realm: realm, block: block)
-            realm.observers.add(observer)
-            block(.initial(Results(realm: realm, query: query, keys: observer.keys)))
+            let observer = CollectionObserver(token: token, query: query, realm: managingRealm, block: block)
+            managingRealm.observers.add(observer)
+            block(.initial(Results(realm: managingRealm, query: query, keys: observer.keys)))
             return token
         }
         let token = NotificationToken()
-        let configuration = realm.configuration
+        if let base = query.base, !base.isPortable {
+            block(.error(RealmError.invalidValue("results of \(base.name), a collection of an embedded object, can be observed only on their own realm's thread: observe without a queue")))
+            return token
+        }
         let query = UncheckedSendable(value: self.query)
-        let callback = UncheckedSendable(value: block)
-        let holder = Locked<(Realm, NotificationToken)?>(nil)
-        token.onInvalidate {
-            queue.async { holder.withLock { $0?.1.invalidate(); $0 = nil } }
+        return token.observing(on: queue, configuration: managingRealm.configuration, failure: { block(.error($0)) }) { queueRealm in
+            Results(realm: queueRealm, query: query.value).observe(block)
         }
-        queue.async {
-            guard token.isValid else { return }
-            do {
-                let queueRealm = try Realm(configuration: configuration, queue: queue)
-                let results = Results(realm: queueRealm, query: query.value)
-                let inner = results.observe(callback.value)
-                holder.withLock { $0 = (queueRealm, inner) }
-            } catch {
-                callback.value(.error(error))
-            }
-        }
-        return token
     }
 
     /// Every change of these results as an asynchronous sequence, starting with the initial
@@ -120,7 +134,8 @@ final class CollectionObserver<Element: Object>: RealmObserver {
         let table = query.bound.table
         let result: (deletions: [Int], insertions: [Int], modifications: [Int])
         // A LIMIT needs the whole ordered result to know what falls in or out: recompute.
-        if let changes, query.limit == nil, query.distinct.isEmpty, !linkedTables.values.contains(where: { changes.tables[$0].map { !$0.isEmpty } ?? false }) {
+        // (A list's results follow the list, which is a field of another object: recompute.)
+        if let changes, query.base == nil, query.limit == nil, query.distinct.isEmpty, !linkedTables.values.contains(where: { changes.tables[$0].map { !$0.isEmpty } ?? false }) {
             guard let own = changes.tables[table], !own.isEmpty else { return }
             result = incremental(realm, old: old, changes: own)
         } else {
@@ -212,6 +227,7 @@ final class CollectionObserver<Element: Object>: RealmObserver {
     /// Re-evaluates and diffs by key; common keys that changed order become delete + insert.
     private func recompute(_ realm: Realm, old: Snapshot, changes: CommitChanges?) -> ([Int], [Int], [Int]) {
         let newKeys = query.evaluate(in: realm)
+        if query.base != nil { return collectionDiff(realm, newKeys: newKeys, old: old, changes: changes) }
         let oldPositions = Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, $0) })
         let newSet = Set(newKeys)
         var deletions = keys.indices.filter { !newSet.contains(keys[$0]) }
@@ -256,6 +272,23 @@ final class CollectionObserver<Element: Object>: RealmObserver {
             }
         }
         return false
+    }
+
+    /// The diff of a list's results, which may hold one object more than once: a
+    /// sequence diff (Myers, through `CollectionDifference`) rather than one by key.
+    private func collectionDiff(_ realm: Realm, newKeys: [[UInt8]], old: Snapshot, changes: CommitChanges?) -> ([Int], [Int], [Int]) {
+        let difference = newKeys.difference(from: keys)
+        var deletions: [Int] = [], insertions: [Int] = []
+        for change in difference {
+            switch change {
+            case .remove(let offset, _, _): deletions.append(offset)
+            case .insert(let offset, _, _): insertions.append(offset)
+            }
+        }
+        let inserted = Set(insertions)
+        let modifications = newKeys.indices.filter { !inserted.contains($0) && changed(newKeys[$0], realm: realm, old: old, changes: changes) }
+        keys = newKeys
+        return (deletions.sorted(), insertions.sorted(), modifications)
     }
 
     /// Indices of a longest strictly increasing subsequence of `values`.

@@ -1,7 +1,7 @@
-// Results+Names: Realm Swift's collection API that names properties by string
-// (`sum(ofProperty: "age")`, `value(forKey:)`) and reads positions in bulk
-// (`objects(at:)`, `index(matching:)`), as ported code calls them. The key-path forms in
-// Results.swift are the typed equivalents.
+// Results+Names: Realm Swift's aggregates that name properties by string
+// (`sum(ofProperty: "age")`), read from columns or rows when the query allows. The key-path
+// forms in Results.swift are the typed equivalents; `objects(at:)`, `index(matching:)` and
+// `value(forKey:)` are every collection's (RealmCollection.swift).
 
 import Foundation
 
@@ -21,7 +21,7 @@ extension Results {
     /// ones left out: read from columns or rows when the query allows, else from the objects.
     private func nonNilFields(ofProperty name: String, _ operation: String) -> [FieldValue] {
         let index = storedProperty(name, operation)
-        let fields = query.storedValues(of: index, in: realm)
+        let fields = query.storedValues(of: index, in: managingRealm)
             ?? map { object in object._state.map { $0.field(index) } ?? .null }
         return fields.filter { $0 != .null }
     }
@@ -30,7 +30,7 @@ extension Results {
     /// `T`, naming the property (Realm raises for a property of another type).
     private func values<T: _PersistableValue>(ofProperty name: String, as type: T.Type, _ operation: String) -> [T] {
         nonNilFields(ofProperty: name, operation).map { field in
-            guard let value = T._fromField(field, in: realm) else {
+            guard let value = T._fromField(field, in: managingRealm) else {
                 preconditionFailure("\(operation): \(query.bound.className).\(name) holds \(field.kindName), not \(T.self)")
             }
             return value
@@ -66,44 +66,5 @@ extension Results {
             }
         }
         return numbers.isEmpty ? nil : T(numbers.reduce(0, +) / Double(numbers.count))
-    }
-
-    /// The objects at `indexes`, in ascending order (Realm Swift's `objects(at:)`); traps
-    /// for an index past the end, as Realm raises.
-    public func objects(at indexes: IndexSet) -> [Element] {
-        if let last = indexes.last {
-            precondition(last < count, "objects(at:): index \(last) is out of bounds (\(count) objects)")
-        }
-        return indexes.map { self[$0] }
-    }
-
-    /// The position of the first object that matches `predicate`, or nil.
-    public func index(matching predicate: Predicate<Element>) -> Int? {
-        firstIndex { (try? predicate.evaluate($0)) == true }
-    }
-
-    /// The position of the first object that matches a string query (Realm Query Language /
-    /// NSPredicate format, as ``filter(_:_:)``), or nil; traps on a query that cannot be
-    /// read, as `filter` does.
-    public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
-        let matching: Results<Element>
-        do {
-            matching = try filter(query: predicateFormat, arguments: args.map { $0 })
-        } catch {
-            preconditionFailure("\(error)")
-        }
-        guard let first = matching.first else { return nil }
-        return firstIndex { $0.isSameObject(as: first) }
-    }
-
-    /// Each object's value of the property `key`, in order, as an array (Realm Swift's
-    /// key-value coding on collections): plain values, objects for links, arrays for lists.
-    public func value(forKey key: String) -> Any? {
-        map { $0[key] } as [Any?]
-    }
-
-    /// Sets the property `key` of every object to `value` (inside a write, as any change).
-    public func setValue(_ value: Any?, forKey key: String) {
-        for object in self { object[key] = value }
     }
 }

@@ -16,8 +16,10 @@ import Foundation
 /// Without a sort, objects are in primary-key order (hidden ids: insertion order).
 /// An equality on the primary key or an indexed property reads the index.
 public struct Results<Element: Object>: RandomAccessCollection, CustomStringConvertible {
-    /// The realm the results read.
-    public let realm: Realm
+    /// The realm the results read (always present: Realm Swift's type is optional, and
+    /// generic code over ``RealmCollection`` reads it as one).
+    public var realm: Realm? { managingRealm }
+    let managingRealm: Realm
     let query: ResultsQuery<Element>
     private let cache: Cache
 
@@ -31,17 +33,17 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     }
 
     init(realm: Realm, query: ResultsQuery<Element>) {
-        self.realm = realm
+        managingRealm = realm
         self.query = query
         cache = Cache()
     }
 
     /// The matching objects, evaluated for the realm's current content (once per version).
     var resultSet: ResultSet {
-        realm.verifyThread()
-        let version = realm.readVersion
+        managingRealm.verifyThread()
+        let version = managingRealm.readVersion
         if let kept = cache.resultSet, cache.version == version, version != 0 { return kept }
-        let evaluated = query.resultSet(in: realm)
+        let evaluated = query.resultSet(in: managingRealm)
         cache.resultSet = evaluated
         cache.version = version
         return evaluated
@@ -53,7 +55,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// Seeds the cache with keys already evaluated for the realm's current content.
     func primeCache(_ keys: [[UInt8]]) {
         cache.resultSet = ResultSet(keys: keys)
-        cache.version = realm.readVersion
+        cache.version = managingRealm.readVersion
     }
 
     // MARK: Collection
@@ -67,9 +69,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// filters over stored fields: counted on the table's columns, no key is copied and
     /// nothing is sorted).
     public var count: Int {
-        if query.filters.isEmpty, query.textFilters.isEmpty, query.limit == nil, query.distinct.isEmpty, realm.writeState == nil {
-            realm.verifyThread()
-            return realm.snapshot.count(table: query.bound.table)
+        if query.base == nil, query.filters.isEmpty, query.textFilters.isEmpty, query.limit == nil, query.distinct.isEmpty,
+           managingRealm.writeState == nil {
+            managingRealm.verifyThread()
+            return managingRealm.snapshot.count(table: query.bound.table)
         }
         return resultSet.count
     }
@@ -85,15 +88,15 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// //   order: primary key
     /// ```
     public func explain() -> String {
-        realm.verifyThread()
-        return query.explain(in: realm)
+        managingRealm.verifyThread()
+        return query.explain(in: managingRealm)
     }
 
     /// The object at `position`.
     public subscript(position: Int) -> Element {
         let set = resultSet
         precondition(position >= 0 && position < set.count, "Index \(position) is out of bounds (must be less than \(set.count))")
-        return realm.makeObject(bound: query.bound, key: set.key(at: position), row: nil) as! Element
+        return managingRealm.makeObject(bound: query.bound, key: set.key(at: position), row: nil) as! Element
     }
 
     /// Iterates the objects matching when iteration starts (changes made meanwhile do not move it).
@@ -110,7 +113,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             while position < set.count {
                 let key = set.key(at: position)
                 position += 1
-                if let object = results.realm.object(bound: results.query.bound, key: key) as? Element { return object }
+                if let object = results.managingRealm.object(bound: results.query.bound, key: key) as? Element { return object }
             }
             return nil
         }
@@ -120,7 +123,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
 
     /// The objects that also match `predicate`.
     public func filter(_ predicate: Predicate<Element>) -> Results<Element> {
-        Results(realm: realm, query: query.adding(filter: predicate))
+        Results(realm: managingRealm, query: query.adding(filter: predicate))
     }
 
     /// The objects that also match a string query (Realm Query Language / NSPredicate
@@ -149,14 +152,14 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     ///   what was expected (a syntax error, an unknown property, a comparison of unrelated
     ///   types, a missing argument).
     public func filter(query text: String, arguments: [Any?] = []) throws -> Results<Element> {
-        try realm.checkThread()
-        let compiled = try CompiledTextQuery.compile(text, arguments: arguments, root: query.bound, source: realm)
-        return Results(realm: realm, query: query.adding(text: compiled))
+        try managingRealm.checkThread()
+        let compiled = try CompiledTextQuery.compile(text, arguments: arguments, root: query.bound, source: managingRealm)
+        return Results(realm: managingRealm, query: query.adding(text: compiled))
     }
 
     /// The same objects sorted by `descriptors` (ties keep primary-key order).
     public func sorted(by descriptors: [SortDescriptor<Element>]) -> Results<Element> {
-        Results(realm: realm, query: query.replacing(sort: descriptors))
+        Results(realm: managingRealm, query: query.replacing(sort: descriptors))
     }
 
     /// The same objects sorted by a stored property named by a string (Realm Swift's
@@ -176,11 +179,11 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     ///   sortable property.
     public func sorted(byKeyPaths keyPaths: [(String, Bool)]) throws -> Results<Element> {
         var keys: [(index: Int, reverse: Bool)] = []
-        let compiler = TextQueryCompiler(text: keyPaths.map(\.0).joined(separator: ", "), realm: realm, root: query.bound)
+        let compiler = TextQueryCompiler(text: keyPaths.map(\.0).joined(separator: ", "), realm: managingRealm, root: query.bound)
         for (keyPath, ascending) in keyPaths {
             keys.append((try compiler.sortIndex(keyPath.split(separator: ".").map(String.init), offset: 0), !ascending))
         }
-        return Results(realm: realm, query: query.replacing(keyPathSort: keys))
+        return Results(realm: managingRealm, query: query.replacing(keyPathSort: keys))
     }
 
     /// The same objects sorted by one property.
@@ -203,12 +206,12 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             }
             return index
         }
-        return Results(realm: realm, query: query.replacing(distinct: indexes))
+        return Results(realm: managingRealm, query: query.replacing(distinct: indexes))
     }
 
     /// The position of `object`, or nil if it does not match.
     public func index(of object: Element) -> Int? {
-        guard let state = object._state, state.realm === realm else { return nil }
+        guard let state = object._state, state.realm === managingRealm else { return nil }
         return keys.firstIndex(of: state.key)
     }
 
@@ -228,11 +231,11 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// not a stored scalar property, inside a write with pending rows of the type, or a
     /// row that does not read (the objects then decide, as they always have).
     private func storedValues<T>(_ keyPath: KeyPath<Element, T>) -> [T]? {
-        realm.verifyThread()
+        managingRealm.verifyThread()
         let bound = query.bound
         guard let index = bound.info.propertyIndex(for: keyPath), let type = T.self as? any _PersistableValue.Type,
               !bound.schema.properties[index].isList, bound.schema.properties[index].kind != .object,
-              realm.writeState?.rows.keys.contains(where: { $0.table == bound.table }) != true else { return nil }
+              managingRealm.writeState?.rows.keys.contains(where: { $0.table == bound.table }) != true else { return nil }
         let set = resultSet
         // Integer, UUID and ObjectId primary keys read back from the engine key (strings are
         // keyed in one normal form, which may not be the stored spelling).
@@ -262,7 +265,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
                 if fromKey, let value = PrimaryKeyValue(keyBytes: key) {
                     field = value.field
                 } else {
-                    guard let row = realm.storedRow(table: bound.table, key: key),
+                    guard let row = managingRealm.storedRow(table: bound.table, key: key),
                           let stored = try? RowFormat.field(index, of: row) else { return nil }
                     field = stored
                 }
@@ -270,7 +273,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             if let value = Self.plain(field, as: T.self) {
                 values.append(value)
             } else {
-                guard let value = type._fromField(field, in: realm) as? T else { return nil }
+                guard let value = type._fromField(field, in: managingRealm) as? T else { return nil }
                 values.append(value)
             }
         }
@@ -295,16 +298,16 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     /// The values of a stored property over the objects, read from the stored rows without
     /// building objects when the filters allow it (else through the objects).
     private func values<V>(of keyPath: KeyPath<Element, V>) -> [V] {
-        realm.verifyThread()
+        managingRealm.verifyThread()
         if let index = query.bound.info.propertyIndex(for: keyPath),
            let type = V.self as? any _PersistableValue.Type,
            !query.bound.schema.properties[index].isList, query.bound.schema.properties[index].kind != .object,
-           let fields = query.storedValues(of: index, in: realm) {
+           let fields = query.storedValues(of: index, in: managingRealm) {
             var values: [V] = []
             values.reserveCapacity(fields.count)
             for field in fields {
                 // A value the type cannot read (damage): the objects decide, as before.
-                guard let value = type._fromField(field, in: realm) as? V else { return map { $0[keyPath: keyPath] } }
+                guard let value = type._fromField(field, in: managingRealm) as? V else { return map { $0[keyPath: keyPath] } }
                 values.append(value)
             }
             return values
@@ -360,14 +363,17 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     let fieldExpression: QueryExpression?
     /// The sort as stored properties and directions, when it translates.
     let sortKeys: [(index: Int, reverse: Bool)]?
+    /// The list, set or linking objects the query narrows, or nil for the whole table.
+    let base: CollectionBase?
 
     /// Whether the results have an order other than the primary keys'.
     var isSorted: Bool { !sort.isEmpty || !keyPathSort.isEmpty }
 
     init(bound: BoundType, filters: [Predicate<Element>], sort: [SortDescriptor<Element>],
          textFilters: [CompiledTextQuery] = [], keyPathSort: [(index: Int, reverse: Bool)] = [], limit: Int? = nil,
-         distinct: [Int] = [], distinctBasis: ResultsQuery? = nil) {
+         distinct: [Int] = [], distinctBasis: ResultsQuery? = nil, base: CollectionBase? = nil) {
         self.bound = bound
+        self.base = base
         self.distinct = distinct
         self.distinctBasis = distinctBasis
         self.filters = filters
@@ -384,37 +390,37 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
 
     func adding(filter: Predicate<Element>) -> ResultsQuery {
         ResultsQuery(bound: bound, filters: filters + [filter], sort: sort, textFilters: textFilters, keyPathSort: keyPathSort, limit: limit,
-                     distinct: distinct, distinctBasis: basisForLaterSteps)
+                     distinct: distinct, distinctBasis: basisForLaterSteps, base: base)
     }
     /// A string query's condition; its SORT replaces the sort, its LIMIT lowers the limit.
     func adding(text: CompiledTextQuery) -> ResultsQuery {
         let limit = [self.limit, text.limit].compactMap { $0 }.min()
         return ResultsQuery(bound: bound, filters: filters, sort: text.sortKeys.isEmpty ? sort : [], textFilters: textFilters + [text],
                             keyPathSort: text.sortKeys.isEmpty ? keyPathSort : text.sortKeys, limit: limit, distinct: distinct,
-                            distinctBasis: basisForLaterSteps)
+                            distinctBasis: basisForLaterSteps, base: base)
     }
     func replacing(sort: [SortDescriptor<Element>]) -> ResultsQuery {
         ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, limit: limit, distinct: distinct,
-                     distinctBasis: basisForLaterSteps)
+                     distinctBasis: basisForLaterSteps, base: base)
     }
     func replacing(keyPathSort: [(index: Int, reverse: Bool)]) -> ResultsQuery {
         ResultsQuery(bound: bound, filters: filters, sort: [], textFilters: textFilters, keyPathSort: keyPathSort, limit: limit, distinct: distinct,
-                     distinctBasis: basisForLaterSteps)
+                     distinctBasis: basisForLaterSteps, base: base)
     }
     /// The same query over another realm's binding of the type (thawing frozen results).
     func rebound(to bound: BoundType) -> ResultsQuery {
         ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, keyPathSort: keyPathSort, limit: limit,
-                     distinct: distinct, distinctBasis: distinctBasis?.rebound(to: bound))
+                     distinct: distinct, distinctBasis: distinctBasis?.rebound(to: bound), base: base)
     }
     func replacing(distinct: [Int]) -> ResultsQuery {
         ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, keyPathSort: keyPathSort, limit: limit,
-                     distinct: distinct)
+                     distinct: distinct, base: base)
     }
     /// The basis a filter or sort added now leaves `distinct` on: the query as it stands
     /// (without its distinct), the first time something is added after it.
     private var basisForLaterSteps: ResultsQuery? {
         guard !distinct.isEmpty else { return nil }
-        return distinctBasis ?? ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, keyPathSort: keyPathSort)
+        return distinctBasis ?? ResultsQuery(bound: bound, filters: filters, sort: sort, textFilters: textFilters, keyPathSort: keyPathSort, base: base)
     }
 
     /// The stored fields of a managed object (empty if it is gone).
@@ -443,37 +449,38 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         return true
     }
 
-    /// Orders the sort values of two rows, then their keys.
-    private func precedes(_ a: [FieldValue], _ aKey: [UInt8], _ b: [FieldValue], _ bKey: [UInt8], keys: [(index: Int, reverse: Bool)]) -> Bool {
-        for (position, key) in keys.enumerated() {
-            switch QueryCompiler.order(a[position], b[position]) {
-            case .orderedAscending: return !key.reverse
-            case .orderedDescending: return key.reverse
-            case .orderedSame: continue
-            }
-        }
-        return aKey.lexicographicallyPrecedes(bKey)
-    }
-
     private func sortValues(_ field: (Int) -> FieldValue, keys: [(index: Int, reverse: Bool)]) -> [FieldValue] {
         keys.map { field($0.index) }
     }
 
     /// Whether `a` comes before `b`: the sort descriptors, then the key.
     func precedes(_ a: Element, _ aKey: [UInt8], _ b: Element, _ bKey: [UInt8]) -> Bool {
+        switch sortOrder(a, b) {
+        case .orderedAscending: return true
+        case .orderedDescending: return false
+        case .orderedSame: return aKey.lexicographicallyPrecedes(bKey)
+        }
+    }
+
+    /// How `a` and `b` compare by the sort alone (`.orderedSame` without one).
+    private func sortOrder(_ a: Element, _ b: Element) -> ComparisonResult {
         if let sortKeys {
-            if sortKeys.isEmpty { return aKey.lexicographicallyPrecedes(bKey) }
-            return precedes(sortValues(Self.accessor(fields(a)), keys: sortKeys), aKey,
-                            sortValues(Self.accessor(fields(b)), keys: sortKeys), bKey, keys: sortKeys)
+            guard !sortKeys.isEmpty else { return .orderedSame }
+            let aValues = sortValues(Self.accessor(fields(a)), keys: sortKeys), bValues = sortValues(Self.accessor(fields(b)), keys: sortKeys)
+            for (position, key) in sortKeys.enumerated() {
+                switch QueryCompiler.order(aValues[position], bValues[position]) {
+                case .orderedAscending: return key.reverse ? .orderedDescending : .orderedAscending
+                case .orderedDescending: return key.reverse ? .orderedAscending : .orderedDescending
+                case .orderedSame: continue
+                }
+            }
+            return .orderedSame
         }
         for descriptor in sort {
-            switch descriptor.compare(a, b) {
-            case .orderedAscending: return true
-            case .orderedDescending: return false
-            case .orderedSame: continue
-            }
+            let order = descriptor.compare(a, b)
+            if order != .orderedSame { return order }
         }
-        return aKey.lexicographicallyPrecedes(bKey)
+        return .orderedSame
     }
 
     /// Whether two versions of one object sort the same against everything else.
@@ -528,6 +535,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// Every matching key, in order (or none in particular with `ordered: false`), before
     /// `distinct`.
     private func evaluateMatches(in realm: Realm, ordered: Bool) -> [[UInt8]] {
+        if let base { return evaluateCollection(base, in: realm, ordered: ordered) }
         let table = bound.table
         let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == table } } ?? [:]
         if (filters.isEmpty || fieldExpression != nil), let sortKeys {
@@ -564,6 +572,24 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         return limited(objects.map(\.key), ordered: ordered)
     }
 
+    /// Every matching object of a list, set or linking objects: the collection's order
+    /// (ties of a sort keep it), duplicates kept.
+    private func evaluateCollection(_ base: CollectionBase, in realm: Realm, ordered: Bool) -> [[UInt8]] {
+        var objects: [(key: [UInt8], object: Element)] = base.keys(in: realm).compactMap { key in
+            (realm.object(bound: bound, key: key) as? Element).map { (key, $0) }
+        }
+        if !filters.isEmpty || !textFilters.isEmpty { objects.removeAll { !matches($0.object) } }
+        guard ordered, isSorted else { return limited(objects.map(\.key), ordered: ordered) }
+        let order = objects.indices.sorted { a, b in
+            switch sortOrder(objects[a].object, objects[b].object) {
+            case .orderedAscending: return true
+            case .orderedDescending: return false
+            case .orderedSame: return a < b
+            }
+        }
+        return limited(order.map { objects[$0].key }, ordered: ordered)
+    }
+
     /// The same, reading stored fields only: no object is built.
     private func evaluateOnFields(in realm: Realm, pending: [RowKey: PendingRow], sortKeys: [(index: Int, reverse: Bool)],
                                   ordered: Bool = true) -> [[UInt8]] {
@@ -583,7 +609,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// without building objects (aggregates); nil when a filter needs objects, or with a
     /// LIMIT (which needs the order).
     func storedValues(of index: Int, in realm: Realm) -> [FieldValue]? {
-        guard filters.isEmpty || fieldExpression != nil, limit == nil, distinct.isEmpty else { return nil }
+        guard base == nil, filters.isEmpty || fieldExpression != nil, limit == nil, distinct.isEmpty else { return nil }
         let table = bound.table
         let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == table } } ?? [:]
         return matchingRows(in: realm, pending: pending, values: [index]).map { $0.values[0] }
@@ -591,6 +617,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
 
     /// The plan: how the candidates are found and judged.
     func plan(in realm: Realm, pending: [RowKey: PendingRow]) -> QueryPlan {
+        if let base { return .collection(base) }
         if let term = indexTerm {
             if term.propertyIndex == bound.primaryKeyIndex { return .primaryKey(term) }
             // A value shared by many rows (a city, a status) is found faster in the
@@ -644,7 +671,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// The matching objects as a result set: a column scan's ordinals, ordered as far as
     /// they are read, or the keys of any other plan.
     func resultSet(in realm: Realm) -> ResultSet {
-        if distinct.isEmpty, filters.isEmpty || fieldExpression != nil, let sortKeys {
+        if base == nil, distinct.isEmpty, filters.isEmpty || fieldExpression != nil, let sortKeys {
             let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == bound.table } } ?? [:]
             if let set = columnResultSet(in: realm, pending: pending, sortKeys: sortKeys, ordered: true) { return set }
         }
@@ -655,7 +682,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// no order, read from columns or rows without building objects; nil when a filter
     /// needs the objects.
     func matchingFields(in realm: Realm, values indexes: [Int]) -> [(key: [UInt8], values: [FieldValue])]? {
-        guard filters.isEmpty || fieldExpression != nil, distinct.isEmpty else { return nil }
+        guard base == nil, filters.isEmpty || fieldExpression != nil, distinct.isEmpty else { return nil }
         let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == bound.table } } ?? [:]
         return matchingRows(in: realm, pending: pending, values: indexes)
     }

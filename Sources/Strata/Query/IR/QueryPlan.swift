@@ -11,6 +11,8 @@ enum QueryPlan {
     case columnScan(QueryExpression)
     /// Every row, decoded (filters that do not translate are evaluated on objects).
     case rowScan
+    /// The objects of one list, set or linking objects, each judged as an object.
+    case collection(CollectionBase)
 }
 
 extension ResultsQuery {
@@ -35,6 +37,8 @@ extension ResultsQuery {
                 : !textFilters.isEmpty ? " (string query evaluated on rows)"
                 : !pending.isEmpty ? " (objects pending in this write)" : ""
             lines.append("\(bound.className): row scan\(why)")
+        case .collection(let base):
+            lines.append("\(bound.className): the objects of \(base.name), each read")
         }
         if let fieldExpression, !filters.isEmpty {
             lines.append("  filter: \(fieldExpression.describe(names: name))")
@@ -47,7 +51,7 @@ extension ResultsQuery {
         } else if isSorted {
             lines.append("  sort: \(sort.count) descriptor(s) evaluated on objects")
         } else {
-            lines.append("  order: primary key")
+            lines.append(base == nil ? "  order: primary key" : "  order: the collection's")
         }
         if !distinct.isEmpty { lines.append("  distinct: " + distinct.map(name).joined(separator: ", ") + " (the first of each, in order)") }
         if let limit { lines.append("  limit: \(limit)") }
