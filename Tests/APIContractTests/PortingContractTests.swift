@@ -122,7 +122,7 @@ final class PortingIdentityContractTests: XCTestCase {
         XCTAssertFalse(realm.object(ofType: Contact.self, forPrimaryKey: "Bob")!.isSameObject(as: ann))
         XCTAssertTrue(ann.realm == realm)
         XCTAssertTrue(realm == realm)
-        XCTAssertFalse(other == realm, "two opens are two instances in Strata")
+        XCTAssertTrue(other == realm, "two opens on one thread are one instance, as in Realm")
     }
 }
 
@@ -642,3 +642,84 @@ final class PortingCollectionFreezeContractTests: XCTestCase {
         XCTAssertTrue(results.isInvalidated)
     }
 }
+
+/// Realm Swift's per-thread instance: `try Realm(configuration:)` twice where one runs is one
+/// realm, so a helper that opens its own realm inside a write writes in that write.
+final class PortingInstanceCacheContractTests: XCTestCase {
+    private var directories: [URL] = []
+    override func tearDown() {
+        for directory in directories { try? FileManager.default.removeItem(at: directory) }
+        super.tearDown()
+    }
+
+    private func configuration(_ name: String) throws -> Realm.Configuration {
+        let (_, config) = try contractRealm(name, types: [Contact.self, Phone.self])
+        directories.append(config.directory!)
+        return config
+    }
+
+    /// What Realm code does in every function: open the realm again.
+    private func addContact(_ name: String, _ config: Realm.Configuration) throws {
+        let realm = try Realm(configuration: config)
+        let contact = Contact()
+        contact.name = name
+        try realm.add(contact)
+    }
+
+    func testOneInstancePerThreadAndConfiguration() throws {
+        let config = try configuration("instances")
+        let realm = try Realm(configuration: config)
+        XCTAssertTrue(try Realm(configuration: config) === realm)
+        try realm.write {
+            try addContact("Ann", config)
+            XCTAssertTrue(try Realm(configuration: config).isInWriteTransaction, "the write of the one is the write of the other")
+        }
+        XCTAssertEqual(realm.objects(Contact.self).count, 1)
+
+        var readOnly = config
+        readOnly.readOnly = true
+        XCTAssertFalse(try Realm(configuration: readOnly) === realm, "another configuration is another instance")
+        XCTAssertFalse(try Realm(configuration: try configuration("instances-other")) === realm)
+
+        let onQueue = Locked<Bool?>(nil)
+        let queue = DispatchQueue(label: "instances")
+        let realmID = ObjectIdentifier(realm)
+        queue.sync {
+            let queueRealm = try? Realm(configuration: config, queue: queue)
+            let again = try? Realm(configuration: config, queue: queue)
+            onQueue.withLock { $0 = queueRealm.map { ObjectIdentifier($0) != realmID && $0 === again } }
+        }
+        XCTAssertEqual(onQueue.withLock { $0 }, true, "a queue has its own instance, one for every open there")
+
+        realm.invalidate()
+        let reopened = try Realm(configuration: config)
+        XCTAssertFalse(reopened === realm, "an invalidated realm is not handed out again")
+        XCTAssertEqual(reopened.objects(Contact.self).count, 1)
+    }
+
+    func testOneInstancePerTask() async throws {
+        let config = try configuration("instances-task")
+        let (same, otherTaskDiffers) = try await _Concurrency.Task {
+            let first = try Realm(configuration: config)
+            await _Concurrency.Task.yield()
+            let second = try Realm(configuration: config)
+            // (`first` stays alive meanwhile: its address cannot be reused by the other's.)
+            let other = try await _Concurrency.Task { ObjectIdentifier(try Realm(configuration: config)) }.value
+            return (first === second, other != ObjectIdentifier(first))
+        }.value
+        XCTAssertTrue(same, "one task, across awaits: one instance")
+        XCTAssertTrue(otherTaskDiffers, "another task: another instance")
+    }
+
+    func testAReleasedInstanceIsNotKept() throws {
+        let config = try configuration("instances-released")
+        weak var released: Realm?
+        do {
+            let realm = try Realm(configuration: config)
+            released = realm
+        }
+        XCTAssertNil(released, "the cache holds instances weakly")
+        XCTAssertNotNil(try Realm(configuration: config))
+    }
+}
+

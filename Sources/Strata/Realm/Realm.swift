@@ -65,71 +65,9 @@ public final class Realm {
     /// (thread-confined realms advance on ``refresh()`` and at the start of each write).
     public var autorefresh = true
 
-    /// Opens a realm confined to where it is called from:
-    ///
-    /// - in code isolated to an actor: that actor (the main actor: the main thread);
-    /// - in a task, outside any actor: that task. The realm, and the objects and results
-    ///   read from it, stay valid across every `await`, whichever thread the task resumes
-    ///   on; synchronous code the task calls may use them too;
-    /// - anywhere else: the calling thread.
-    ///
-    /// Opening is cheap once the store is open in the process (one realm per request is
-    /// fine): the store is shared per directory.
-    ///
-    /// - Parameters:
-    ///   - configuration: where the store is and what it holds.
-    ///   - isolation: the caller's actor, filled in by the compiler; leave it out.
-    /// - Throws: ``RealmError/schemaMismatch(_:)`` when the stored schema differs and
-    ///   `schemaVersion` was not raised; ``RealmError/invalidSchema(_:)`` for a model class
-    ///   that cannot be used; ``RealmError/storage(_:)`` for engine failures (locked, damaged…).
-    public convenience init(configuration: Configuration = .defaultConfiguration,
-                            isolation: isolated (any Actor)? = #isolation) throws {
-        try self.init(configuration: configuration, confinement: .current(isolation: isolation))
-    }
-
-    /// Opens the realm stored at `fileURL` (Realm Swift's shape): the default configuration
-    /// with its location replaced (see ``Configuration/fileURL``).
-    ///
-    /// - Throws: as ``init(configuration:isolation:)``.
-    public convenience init(fileURL: URL, isolation: isolated (any Actor)? = #isolation) throws {
-        var configuration = Configuration.defaultConfiguration
-        configuration.fileURL = fileURL
-        configuration.inMemoryIdentifier = nil
-        try self.init(configuration: configuration, confinement: .current(isolation: isolation))
-    }
-
-    /// Opens a realm isolated to `actor` (Realm Swift's shape): it may be used by any code
-    /// isolated to the actor, across awaits, and it advances by itself when others commit,
-    /// delivering notifications on the actor.
-    ///
-    /// ```swift
-    /// actor Importer {
-    ///     func run(_ data: Data) async throws {
-    ///         let realm = try await Realm(configuration: config, actor: self)
-    ///         try await realm.asyncWrite { _ = try RealmCoder(realm: realm).decodeArray(User.self, from: data) }
-    ///     }
-    /// }
-    /// ```
-    ///
-    /// - Throws: as ``init(configuration:isolation:)``.
-    public convenience init<A: Actor>(configuration: Configuration = .defaultConfiguration, actor: isolated A) async throws {
-        let confinement: Confinement = actor === MainActor.shared ? .thread(pthread_self()) : .actor(.init(actor))
-        try self.init(configuration: configuration, confinement: confinement)
-        let listener = AutorefreshListener(realm: self, target: .actor(actor))
-        self.listener = listener
-        shared.addListener(listener)
-    }
-
-    /// Opens a realm confined to `queue`, a serial queue; call it on that queue. The realm
-    /// advances and delivers notifications on the queue when other threads commit.
-    ///
-    /// - Throws: ``RealmError/incorrectThread`` when not called on `queue`; as ``init(configuration:isolation:)``.
-    public convenience init(configuration: Configuration = .defaultConfiguration, queue: DispatchQueue) throws {
-        guard let confinement = Confinement.queue(queue) else { throw RealmError.incorrectThread }
-        try self.init(configuration: configuration, confinement: confinement)
-    }
-
-    private init(configuration: Configuration, confinement: Confinement) throws {
+    /// A new instance (the public initializers return the one already open where the
+    /// caller runs, if any: `_RealmInitializers`).
+    fileprivate init(configuration: Configuration, confinement: Confinement) throws {
         self.configuration = configuration
         self.confinement = confinement
         isFrozen = false
@@ -160,6 +98,13 @@ public final class Realm {
         typesByName = live.typesByName
         typesByTable = live.typesByTable
         autorefresh = false
+    }
+
+    /// Makes an actor's realm advance by itself when others commit.
+    fileprivate func listen(on actor: any Actor) {
+        let listener = AutorefreshListener(realm: self, target: .actor(actor))
+        self.listener = listener
+        shared.addListener(listener)
     }
 
     deinit {
@@ -466,4 +411,89 @@ extension Realm: Equatable {
     /// configuration are two instances in Strata (docs/migrating.md), so they are not equal;
     /// an object's `realm` is the instance that read it.
     public static func == (lhs: Realm, rhs: Realm) -> Bool { lhs === rhs }
+}
+
+/// Realm's initializers. They return the instance already open for the same configuration
+/// where the caller runs (the thread, queue, task or actor), as Realm Swift's per-thread
+/// cache does, or open a new one (`RealmInstances`). A protocol extension, because only
+/// there may a class's initializer return an existing object.
+public protocol _RealmInitializers {}
+
+extension Realm: _RealmInitializers {}
+
+extension _RealmInitializers where Self == Realm {
+    /// Opens a realm confined to where it is called from, or returns the one already open
+    /// there with the same configuration (Realm Swift's per-thread instance):
+    ///
+    /// - in code isolated to an actor: that actor (the main actor: the main thread);
+    /// - in a task, outside any actor: that task. The realm, and the objects and results
+    ///   read from it, stay valid across every `await`, whichever thread the task resumes
+    ///   on; synchronous code the task calls may use them too;
+    /// - anywhere else: the calling thread.
+    ///
+    /// Two calls in one place with the same configuration give one instance (`===`): a
+    /// write begun through one is the write of the other, as in Realm. Opening is cheap
+    /// once the store is open in the process (one realm per request is fine): the store is
+    /// shared per directory.
+    ///
+    /// - Parameters:
+    ///   - configuration: where the store is and what it holds.
+    ///   - isolation: the caller's actor, filled in by the compiler; leave it out.
+    /// - Throws: ``RealmError/schemaMismatch(_:)`` when the stored schema differs and
+    ///   `schemaVersion` was not raised; ``RealmError/invalidSchema(_:)`` for a model class
+    ///   that cannot be used; ``RealmError/storage(_:)`` for engine failures (locked, damaged…).
+    public init(configuration: Realm.Configuration = .defaultConfiguration,
+                isolation: isolated (any Actor)? = #isolation) throws {
+        self = try RealmInstances.shared.instance(configuration, confinement: .current(isolation: isolation)) {
+            try Realm(configuration: configuration, confinement: $0)
+        }
+    }
+
+    /// Opens the realm stored at `fileURL` (Realm Swift's shape): the default configuration
+    /// with its location replaced (see ``Realm/Configuration/fileURL``).
+    ///
+    /// - Throws: as ``init(configuration:isolation:)``.
+    public init(fileURL: URL, isolation: isolated (any Actor)? = #isolation) throws {
+        var configuration = Realm.Configuration.defaultConfiguration
+        configuration.fileURL = fileURL
+        configuration.inMemoryIdentifier = nil
+        self = try RealmInstances.shared.instance(configuration, confinement: .current(isolation: isolation)) {
+            try Realm(configuration: configuration, confinement: $0)
+        }
+    }
+
+    /// Opens a realm isolated to `actor` (Realm Swift's shape), or returns the one already
+    /// open for it: it may be used by any code isolated to the actor, across awaits, and it
+    /// advances by itself when others commit, delivering notifications on the actor.
+    ///
+    /// ```swift
+    /// actor Importer {
+    ///     func run(_ data: Data) async throws {
+    ///         let realm = try await Realm(configuration: config, actor: self)
+    ///         try await realm.asyncWrite { _ = try RealmCoder(realm: realm).decodeArray(User.self, from: data) }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Throws: as ``init(configuration:isolation:)``.
+    public init<A: Actor>(configuration: Realm.Configuration = .defaultConfiguration, actor: isolated A) async throws {
+        let confinement: Confinement = actor === MainActor.shared ? .thread(pthread_self()) : .actor(.init(actor))
+        self = try RealmInstances.shared.instance(configuration, confinement: confinement) { confinement in
+            let realm = try Realm(configuration: configuration, confinement: confinement)
+            realm.listen(on: actor)
+            return realm
+        }
+    }
+
+    /// Opens a realm confined to `queue`, a serial queue, or returns the one already open
+    /// there; call it on that queue. The realm advances and delivers notifications on the
+    /// queue when other threads commit.
+    ///
+    /// - Throws: ``RealmError/incorrectThread`` when not called on `queue`; as ``init(configuration:isolation:)``.
+    public init(configuration: Realm.Configuration = .defaultConfiguration, queue: DispatchQueue) throws {
+        guard let confinement = Confinement.queue(queue) else { throw RealmError.incorrectThread }
+        self = try RealmInstances.shared.instance(configuration, confinement: confinement) {
+            try Realm(configuration: configuration, confinement: $0)
+        }
+    }
 }
