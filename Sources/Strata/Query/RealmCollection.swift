@@ -151,9 +151,14 @@ extension RealmCollection where Element: Object {
     /// The position of the first object that matches a string query, or nil; traps on a
     /// query that cannot be read, as `filter` does.
     public func index(matching predicateFormat: String, _ args: Any...) -> Int? {
+        index(matchingQuery: predicateFormat, arguments: args.map { $0 })
+    }
+
+    /// The position of the first object that matches a string query with `arguments`.
+    func index(matchingQuery text: String, arguments: [Any?]) -> Int? {
         let matching: Results<Element>
         do {
-            matching = try results("index(matching:)").filter(query: predicateFormat, arguments: args.map { $0 })
+            matching = try results("index(matching:)").filter(query: text, arguments: arguments)
         } catch {
             preconditionFailure("\(error)")
         }
