@@ -212,11 +212,11 @@ final class PortingCollectionContractTests: XCTestCase {
 
         let queue = DispatchQueue(label: "list-observer")
         let updated = expectation(description: "update on the queue")
-        let seen = Locked<[Int]>([])
+        let seen = LockedValue<[Int]>([])
         let queueToken = kennel.dogs.observe(on: queue) { change in
             dispatchPrecondition(condition: .onQueue(queue))
             if case .update(let list, _, let insertions, _) = change {
-                seen.withLock { $0 = insertions + [list.count] }
+                seen.set(insertions + [list.count])
                 updated.fulfill()
             }
         }
@@ -224,18 +224,6 @@ final class PortingCollectionContractTests: XCTestCase {
         queue.sync {}  // registered before the write below
         try realm.write { kennel.dogs.append(realm.object(ofType: Dog.self, forPrimaryKey: "x")!) }
         wait(for: [updated], timeout: 10)
-        XCTAssertEqual(seen.withLock { $0 }, [5, 6])
-    }
-}
-
-/// A value behind a lock, for test callbacks that run on a queue.
-final class Locked<Value>: @unchecked Sendable {
-    private var value: Value
-    private let lock = NSLock()
-    init(_ value: Value) { self.value = value }
-    func withLock<T>(_ body: (inout Value) -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
+        XCTAssertEqual(seen.get(), [5, 6])
     }
 }

@@ -645,19 +645,7 @@ final class PortingCollectionFreezeContractTests: XCTestCase {
 
 /// Realm Swift's per-thread instance: `try Realm(configuration:)` twice where one runs is one
 /// realm, so a helper that opens its own realm inside a write writes in that write.
-final class PortingInstanceCacheContractTests: XCTestCase {
-    private var directories: [URL] = []
-    override func tearDown() {
-        for directory in directories { try? FileManager.default.removeItem(at: directory) }
-        super.tearDown()
-    }
-
-    private func configuration(_ name: String) throws -> Realm.Configuration {
-        let (_, config) = try contractRealm(name, types: [Contact.self, Phone.self])
-        directories.append(config.directory!)
-        return config
-    }
-
+final class PortingInstanceCacheContractTests: PortingStoreTestCase {
     /// What Realm code does in every function: open the realm again.
     private func addContact(_ name: String, _ config: Realm.Configuration) throws {
         let realm = try Realm(configuration: config)
@@ -681,15 +669,15 @@ final class PortingInstanceCacheContractTests: XCTestCase {
         XCTAssertFalse(try Realm(configuration: readOnly) === realm, "another configuration is another instance")
         XCTAssertFalse(try Realm(configuration: try configuration("instances-other")) === realm)
 
-        let onQueue = Locked<Bool?>(nil)
+        let onQueue = LockedValue<Bool?>(nil)
         let queue = DispatchQueue(label: "instances")
         let realmID = ObjectIdentifier(realm)
         queue.sync {
             let queueRealm = try? Realm(configuration: config, queue: queue)
             let again = try? Realm(configuration: config, queue: queue)
-            onQueue.withLock { $0 = queueRealm.map { ObjectIdentifier($0) != realmID && $0 === again } }
+            onQueue.set(queueRealm.map { ObjectIdentifier($0) != realmID && $0 === again })
         }
-        XCTAssertEqual(onQueue.withLock { $0 }, true, "a queue has its own instance, one for every open there")
+        XCTAssertEqual(onQueue.get(), true, "a queue has its own instance, one for every open there")
 
         realm.invalidate()
         let reopened = try Realm(configuration: config)

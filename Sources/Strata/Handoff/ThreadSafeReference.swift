@@ -44,7 +44,7 @@ public struct ThreadSafeReference<Confined>: @unchecked Sendable {
 }
 
 extension Realm {
-    private func catchUp(to sequence: UInt64) {
+    func catchUp(to sequence: UInt64) {
         if snapshot.sequence < sequence, writeState == nil { advance() }
     }
 

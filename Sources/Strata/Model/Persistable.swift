@@ -336,3 +336,16 @@ extension ColumnDecodable {
         return FieldValue(columnValue: encodable.archivedValue())
     }
 }
+
+// MARK: Realm Swift's names for the value protocols
+
+/// Realm Swift's name for the types a collection may hold (`List<T: RealmCollectionValue>`).
+public typealias RealmCollectionValue = _PersistableValue
+/// Realm Swift's name for the types a property may have.
+public typealias RealmPropertyType = _PersistableValue
+/// Realm Swift's name for the types `min` and `max` compare.
+public typealias MinMaxType = _PersistableValue & Comparable
+/// Realm Swift's name for the types results and collections sort by.
+public typealias SortableType = _PersistableValue & Comparable
+/// Realm Swift's name for the types `sum` and `average` add.
+public typealias AddableType = _PersistableValue & AdditiveArithmetic

@@ -126,13 +126,21 @@ extension Query {
 }
 
 extension Query where T: Comparable {
+    /// Less than `rhs`.
     public static func < (lhs: Query, rhs: T) -> Query<Bool> { lhs.comparing("<", rhs) }
+    /// At most `rhs`.
     public static func <= (lhs: Query, rhs: T) -> Query<Bool> { lhs.comparing("<=", rhs) }
+    /// Greater than `rhs`.
     public static func > (lhs: Query, rhs: T) -> Query<Bool> { lhs.comparing(">", rhs) }
+    /// At least `rhs`.
     public static func >= (lhs: Query, rhs: T) -> Query<Bool> { lhs.comparing(">=", rhs) }
+    /// Less than another property.
     public static func < (lhs: Query, rhs: Query) -> Query<Bool> { lhs.comparing("<", rhs) }
+    /// At most another property.
     public static func <= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.comparing("<=", rhs) }
+    /// Greater than another property.
     public static func > (lhs: Query, rhs: Query) -> Query<Bool> { lhs.comparing(">", rhs) }
+    /// At least another property.
     public static func >= (lhs: Query, rhs: Query) -> Query<Bool> { lhs.comparing(">=", rhs) }
 
     /// Between the bounds, both included (BETWEEN).
@@ -147,9 +155,13 @@ extension Query where T: Comparable {
 }
 
 extension Query where T: _QueryOptional, T.Wrapped: Comparable {
+    /// Less than `rhs`.
     public static func < (lhs: Query, rhs: T.Wrapped) -> Query<Bool> { lhs.comparing("<", rhs) }
+    /// At most `rhs`.
     public static func <= (lhs: Query, rhs: T.Wrapped) -> Query<Bool> { lhs.comparing("<=", rhs) }
+    /// Greater than `rhs`.
     public static func > (lhs: Query, rhs: T.Wrapped) -> Query<Bool> { lhs.comparing(">", rhs) }
+    /// At least `rhs`.
     public static func >= (lhs: Query, rhs: T.Wrapped) -> Query<Bool> { lhs.comparing(">=", rhs) }
 }
 
@@ -179,7 +191,9 @@ extension Query where T == Bool {
 
 /// How string comparisons of a ``Query`` compare (Realm Swift's `StringOptions`).
 public struct StringOptions: OptionSet, Sendable {
+    /// The options as bits.
     public let rawValue: Int
+    /// The options of `rawValue`'s bits.
     public init(rawValue: Int) { self.rawValue = rawValue }
     /// Upper and lower case compare equal.
     public static let caseInsensitive = StringOptions(rawValue: 1)

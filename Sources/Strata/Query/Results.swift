@@ -640,7 +640,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     private func selection(in realm: Realm, pending: [RowKey: PendingRow], values indexes: [Int]) -> (TableProjection, OrdinalSet)? {
         guard case .columnScan(let expression) = plan(in: realm, pending: pending) else { return nil }
         let table = bound.table
-        let noteDamage = { (key: [UInt8], error: any Error) in realm.noteDamage(table: table, key: key, error) }
+        let noteDamage = { (key: [UInt8], error: any Swift.Error) in realm.noteDamage(table: table, key: key, error) }
         let projection = realm.shared.projection(table: table, snapshot: realm.snapshot,
                                                  properties: Array(Set(expression.properties + indexes)).sorted(), damaged: noteDamage)
         guard let selected = projection.select(expression, damaged: noteDamage) else { return nil }

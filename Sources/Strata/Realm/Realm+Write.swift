@@ -311,7 +311,7 @@ extension Realm {
 
     /// The sync of an appended commit failed: the store takes no more writes, and whether
     /// the commit survives is decided by recovery at the next open.
-    private func failedSync(_ error: any Error) -> any Error {
+    private func failedSync(_ error: any Swift.Error) -> any Swift.Error {
         shared.log.markUnknown(through: shared.store.lastSequence)
         fallBackIfStoreFailed()
         if error is CancellationError { return error }

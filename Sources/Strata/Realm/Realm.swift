@@ -46,6 +46,8 @@ public final class Realm {
     /// How many times a managed collection was converted from its stored values (tests
     /// check that reading a list by index converts it once, not once per index).
     var collectionConversions = 0
+    /// Realm Swift's asynchronous writes queued on this realm (Realm+AsyncWrite.swift).
+    let asyncWrites = AsyncWriteQueue()
     private var nextWriteID: UInt64 = 1
     private var typesByID: [ObjectIdentifier: BoundType] = [:]
     private var typesByName: [String: BoundType] = [:]
@@ -216,7 +218,7 @@ public final class Realm {
     private var damage: [RealmError] = []
 
     /// Records a damaged object (once per object and reason).
-    func noteDamage(table: UInt32, key: [UInt8], _ error: any Error) {
+    func noteDamage(table: UInt32, key: [UInt8], _ error: any Swift.Error) {
         let type = typesByTable[table]?.className ?? "table \(table)"
         let name = PrimaryKeyValue(keyBytes: key)?.description ?? key.map { String(format: "%02x", $0) }.joined()
         let damaged = RealmError.damagedObject(type: type, key: name, reason: "\(error)")
@@ -408,7 +410,7 @@ final class AutorefreshListener: CommitListener, @unchecked Sendable {
 
 extension Realm: Equatable {
     /// Whether two realms are the same instance (Realm Swift's `==`). Two opens of one
-    /// configuration are two instances in Strata (docs/migrating.md), so they are not equal;
+    /// configuration in one place are one instance (see ``init(configuration:isolation:)``);
     /// an object's `realm` is the instance that read it.
     public static func == (lhs: Realm, rhs: Realm) -> Bool { lhs === rhs }
 }

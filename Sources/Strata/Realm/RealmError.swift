@@ -92,3 +92,59 @@ extension RealmError {
         return error
     }
 }
+
+extension Realm {
+    /// Realm Swift's name for the errors a realm throws (`catch let error as Realm.Error`).
+    public typealias Error = RealmError
+}
+
+extension RealmError {
+    /// The kind of an error in Realm Swift's terms (`RLMError.Code`), for code that compares
+    /// `error.code`: each case of ``RealmError`` and ``StoreError`` maps to the nearest one.
+    public enum Code: Int, Sendable {
+        /// Anything without a more specific code.
+        case fail = 1
+        /// The store's files could not be read or written.
+        case fileAccess = 2
+        /// The process may not open the store's files.
+        case filePermissionDenied = 3
+        /// A file that was to be created exists.
+        case fileExists = 4
+        /// A file that was to be opened does not exist.
+        case fileNotFound = 5
+        /// The store was written by a newer format, or needs an upgrade this version cannot make.
+        case fileFormatUpgradeRequired = 6
+        /// Another process holds the store in a way that excludes this open.
+        case incompatibleLockFile = 8
+        /// The stored schema differs from the declared one.
+        case schemaMismatch = 10
+        /// The store's files are damaged.
+        case invalidDatabase = 13
+        /// The encryption key does not open the store.
+        case decryptionFailed = 14
+    }
+
+    /// This error's code in Realm Swift's terms.
+    public var code: Code {
+        switch self {
+        case .schemaMismatch: return .schemaMismatch
+        case .storage(let error):
+            switch error {
+            case .locked: return .incompatibleLockFile
+            case .corrupted: return .invalidDatabase
+            case .io(_, _, let errno):
+                switch errno {
+                case EACCES, EPERM, EROFS: return .filePermissionDenied
+                case ENOENT: return .fileNotFound
+                case EEXIST: return .fileExists
+                default: return .fileAccess
+                }
+            case .diskFull: return .fileAccess
+            case .formatVersion: return .fileFormatUpgradeRequired
+            case .wrongKey: return .decryptionFailed
+            default: return .fail
+            }
+        default: return .fail
+        }
+    }
+}

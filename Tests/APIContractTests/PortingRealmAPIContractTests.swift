@@ -1,0 +1,180 @@
+// Realm Swift's realm-level names, as ported code writes them: Realm.Error codes,
+// asyncOpen, @ThreadSafe, the asynchronous write API and the value protocol names.
+
+import Foundation
+import Strata
+import XCTest
+
+final class PortingRealmAPIContractTests: PortingStoreTestCase {
+    func testErrorCodes() throws {
+        var wrongKey = Realm.Configuration(directory: FileManager.default.temporaryDirectory
+            .appendingPathComponent("strata-contract-error-codes-\(UUID().uuidString)"))
+        directories.append(wrongKey.directory!)
+        wrongKey.objectTypes = [Contact.self, Phone.self]
+        wrongKey.encryptionKey = Data(repeating: 1, count: 64)
+        do { _ = try Realm(configuration: wrongKey) }
+        var otherKey = wrongKey
+        otherKey.encryptionKey = Data(repeating: 2, count: 64)
+        XCTAssertThrowsError(try Realm(configuration: otherKey)) { error in
+            XCTAssertEqual((error as? Realm.Error)?.code, .decryptionFailed, "\(error)")
+        }
+        do {
+            _ = try Realm(configuration: otherKey)
+        } catch let error as Realm.Error where error.code == .decryptionFailed {
+            // Realm Swift's catch pattern
+        }
+        XCTAssertEqual(RealmError.schemaMismatch(["x"]).code, .schemaMismatch)
+        XCTAssertEqual(RealmError.invalidated.code, .fail)
+    }
+
+    func testAsyncOpenOnAQueue() throws {
+        let config = try configuration("async-open")
+        let queue = DispatchQueue(label: "async-open")
+        let opened = expectation(description: "opened")
+        let counted = LockedValue<Int?>(nil)
+        Realm.asyncOpen(configuration: config, callbackQueue: queue) { result in
+            dispatchPrecondition(condition: .onQueue(queue))
+            if case .success(let realm) = result { counted.set(realm.objects(Contact.self).count) }
+            opened.fulfill()
+        }
+        wait(for: [opened], timeout: 10)
+        XCTAssertEqual(counted.get(), 0)
+
+        let cancelled = Realm.asyncOpen(configuration: config, callbackQueue: queue) { _ in XCTFail("a cancelled open calls nothing") }
+        cancelled.cancel()
+        queue.sync {}
+        Thread.sleep(forTimeInterval: 0.05)
+        queue.sync {}
+
+        var bad = config
+        bad.directory = nil
+        let failed = expectation(description: "failed")
+        Realm.asyncOpen(configuration: bad, callbackQueue: queue) { result in
+            if case .failure(let error) = result { XCTAssertTrue("\(error)".contains("directory"), "\(error)") }
+            failed.fulfill()
+        }
+        wait(for: [failed], timeout: 10)
+    }
+
+    final class Holder: @unchecked Sendable {
+        @ThreadSafe var contact: Contact?
+        @ThreadSafe var everyone: Results<Contact>?
+    }
+
+    func testThreadSafeWrapperResolvesWhereItIsRead() throws {
+        let config = try configuration("thread-safe")
+        let realm = try Realm(configuration: config)
+        let ann = try realm.write { try realm.create(Contact.self, value: ["name": "Ann", "age": 3]) }
+        let holder = Holder()
+        XCTAssertNil(holder.contact)
+        holder.contact = ann
+        holder.everyone = realm.objects(Contact.self)
+        let seen = LockedValue<String?>(nil)
+        DispatchQueue.global().sync {
+            let contact = holder.contact
+            seen.set("\(contact?.name ?? "nil") \(contact?.age ?? -1) \(holder.everyone?.count ?? -1)")
+        }
+        XCTAssertEqual(seen.get(), "Ann 3 1")
+        try realm.write { try realm.delete(ann) }
+        DispatchQueue.global().sync { seen.set(holder.contact == nil ? "gone" : "still there") }
+        XCTAssertEqual(seen.get(), "gone")
+        holder.contact = nil
+        XCTAssertNil(holder.contact)
+    }
+
+    func testAsynchronousWritesOnAQueue() throws {
+        let config = try configuration("async-writes")
+        let queue = DispatchQueue(label: "async-writes")
+        let done = expectation(description: "written")
+        let log = LockedValue<[String]>([])
+        queue.async {
+            do {
+                let realm = try Realm(configuration: config, queue: queue)
+                realm.writeAsync {
+                    let contact = Contact()
+                    contact.name = "first"
+                    try? realm.add(contact)
+                } onComplete: { error in
+                    log.update { $0.append("first \(error == nil) \(realm.objects(Contact.self).count)") }
+                }
+                let cancelled = realm.writeAsync { log.update { $0.append("cancelled ran") } }
+                XCTAssertTrue(realm.isPerformingAsynchronousWriteOperations)
+                try realm.cancelAsyncWrite(cancelled)
+                XCTAssertThrowsError(try realm.cancelAsyncWrite(cancelled), "cancelled already")
+                realm.beginAsyncWrite {
+                    let contact = Contact()
+                    contact.name = "second"
+                    try? realm.add(contact)
+                    realm.commitAsyncWrite { error in
+                        log.update { $0.append("second \(error == nil) \(realm.objects(Contact.self).count)") }
+                        XCTAssertFalse(realm.isPerformingAsynchronousWriteOperations)
+                        done.fulfill()
+                    }
+                }
+                log.update { $0.append("queued \(realm.objects(Contact.self).count)") }
+            } catch {
+                XCTFail("\(error)")
+                done.fulfill()
+            }
+        }
+        wait(for: [done], timeout: 10)
+        // Completions are queued behind the writes already queued: the first one's runs
+        // after the second write committed.
+        XCTAssertEqual(log.get(), ["queued 0", "first true 2", "second true 2"])
+    }
+
+    func testAsynchronousWriteOnAThreadWithoutAQueueRunsAtOnce() throws {
+        let config = try configuration("async-writes-thread")
+        let log = LockedValue<[String]>([])
+        let thread = Thread {
+            guard let realm = try? Realm(configuration: config) else { return }
+            realm.writeAsync {
+                try? realm.add(Contact())
+            } onComplete: { error in
+                log.update { $0.append("done \(error == nil)") }
+            }
+            log.update { $0.append("after \(realm.objects(Contact.self).count)") }
+        }
+        thread.start()
+        while !thread.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertEqual(log.get(), ["done true", "after 1"])
+    }
+
+    /// Realm Swift's value protocol names, in generic code.
+    private func total<T: AddableType>(_ list: List<T>) -> T { list.sum() }
+    private func smallest<T: MinMaxType>(_ list: List<T>) -> T? { list.min() }
+    private func count<T: RealmCollectionValue>(_ list: List<T>) -> Int { list.count }
+
+    func testValueProtocolNames() {
+        XCTAssertEqual(total(List([1, 2, 3])), 6)
+        XCTAssertEqual(smallest(List([2.5, 1.5])), 1.5)
+        XCTAssertEqual(count(List(["a"])), 1)
+    }
+}
+
+/// A value behind a lock, for callbacks on other threads.
+final class LockedValue<Value>: @unchecked Sendable {
+    private var value: Value
+    private let lock = NSLock()
+    init(_ value: Value) { self.value = value }
+    func get() -> Value { lock.lock(); defer { lock.unlock() }; return value }
+    func set(_ newValue: Value) { lock.lock(); value = newValue; lock.unlock() }
+    func update(_ body: (inout Value) -> Void) { lock.lock(); body(&value); lock.unlock() }
+}
+
+/// A test case that makes stores of `Contact` and `Phone` and removes them afterwards.
+class PortingStoreTestCase: XCTestCase {
+    var directories: [URL] = []
+    override func tearDown() {
+        for directory in directories { try? FileManager.default.removeItem(at: directory) }
+        super.tearDown()
+    }
+
+    /// The configuration of a new store, opened once (so its schema is written).
+    func configuration(_ name: String) throws -> Realm.Configuration {
+        let (_, config) = try contractRealm(name, types: [Contact.self, Phone.self])
+        directories.append(config.directory!)
+        return config
+    }
+}
+
