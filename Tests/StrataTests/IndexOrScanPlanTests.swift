@@ -72,3 +72,86 @@ final class IndexOrScanPlanTests: RealmTestCase {
         XCTAssertEqual(query.map(\.objId), ["u00042"])
     }
 }
+
+/// Repeated equalities on a crowded string property read the projection's postings (each
+/// value's ordinals in key order, built for a projection's second equality on it): checked
+/// against a plain-Swift oracle over random commits that insert, delete and move objects
+/// between values, with integer keys inserted out of order.
+final class PostingEqualityTests: RealmTestCase {
+    final class Ticket: Object {
+        @Persisted(primaryKey: true) var id: Int = 0
+        @Persisted var status: String = ""
+        @Persisted var weight: Int = 0
+    }
+
+    func testRepeatedEqualitiesAnswerAsTheOracleAcrossCommits() throws {
+        let realm = try openRealm(types: [Ticket.self])
+        let statuses = ["open", "closed", "é", "e\u{301}", "done"]  // "é" twice, canonically equal
+        var random = SplitMix(seed: 7)
+        var oracle: [Int: String] = [:]
+        func ticket(_ id: Int, _ status: String) -> Ticket {
+            let ticket = Ticket()
+            (ticket.id, ticket.status, ticket.weight) = (id, status, id % 10)
+            return ticket
+        }
+        // Keys inserted out of order: ordinals are not key order.
+        let first = (0 ..< 3_000).map { _ in Int(random.next() % 1_000_000) - 500_000 }
+        try realm.write {
+            for id in Set(first) {
+                let status = statuses[Int(random.next() % UInt64(statuses.count))]
+                oracle[id] = status
+                try realm.add(ticket(id, status), update: .modified)
+            }
+        }
+        func check(_ context: String) {
+            for status in statuses + ["nowhere"] {
+                let expected = oracle.filter { $0.value == status }.keys.sorted()
+                for round in 0 ..< 3 {  // the second and third read the postings
+                    let results = realm.objects(Ticket.self).filter(#Predicate { $0.status == status })
+                    XCTAssertEqual(results.count, expected.count, "\(context) \(status) round \(round)")
+                    XCTAssertEqual(results.map(\.id), expected, "\(context) \(status) round \(round)")
+                    XCTAssertEqual(results.first?.id, expected.first, "\(context) \(status) round \(round)")
+                }
+                let limited = try! realm.objects(Ticket.self).filter(query: "status == %@ LIMIT(3)", arguments: [status])
+                XCTAssertEqual(limited.map(\.id), Array(expected.prefix(3)), "\(context) \(status) limit")
+            }
+        }
+        check("loaded")
+        for commit in 0 ..< 12 {
+            try realm.write {
+                for _ in 0 ..< 40 {
+                    let id = Int(random.next() % 1_000_000) - 500_000
+                    switch random.next() % 3 {
+                    case 0:
+                        let status = statuses[Int(random.next() % UInt64(statuses.count))]
+                        oracle[id] = status
+                        try realm.add(ticket(id, status), update: .modified)
+                    case 1:
+                        guard let some = oracle.keys.randomElement(using: &random) else { break }
+                        oracle[some] = nil
+                        try realm.delete(realm.object(ofType: Ticket.self, forPrimaryKey: some)!)
+                    default:
+                        guard let some = oracle.keys.randomElement(using: &random) else { break }
+                        let status = statuses[Int(random.next() % UInt64(statuses.count))]
+                        oracle[some] = status
+                        realm.object(ofType: Ticket.self, forPrimaryKey: some)!.status = status
+                    }
+                }
+            }
+            check("commit \(commit)")
+        }
+    }
+}
+
+/// SplitMix64, for reproducible random tests.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -652,6 +652,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// is not a column scan.
     private func columnResultSet(in realm: Realm, pending: [RowKey: PendingRow], sortKeys: [(index: Int, reverse: Bool)],
                                  ordered: Bool) -> ResultSet? {
+        if ordered, sortKeys.isEmpty, let set = postingResultSet(in: realm, pending: pending) { return set }
         guard let (projection, selected) = selection(in: realm, pending: pending, values: sortKeys.map(\.index)) else { return nil }
         var excluded = OrdinalSet(count: projection.count, all: false)
         var columns: [(column: ProjectedColumn, reverse: Bool)] = []
@@ -666,6 +667,19 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         return ResultSet(projection: projection, selected: ordinals,
                          order: ordered ? projection.order(by: columns) : TableProjection.ordinalOrder,
                          limit: ordered && distinct.isEmpty ? limit : nil)
+    }
+
+    /// An equality on a crowded string property alone, in key order, answered from the
+    /// projection's postings (see `TableProjection.postingOrdinals`); nil otherwise.
+    private func postingResultSet(in realm: Realm, pending: [RowKey: PendingRow]) -> ResultSet? {
+        guard distinct.isEmpty, case .columnScan(let expression) = plan(in: realm, pending: pending),
+              case .compare(.property(let property), .equal, .constant(let value)) = expression, case .string = value else { return nil }
+        let table = bound.table
+        let noteDamage = { (key: [UInt8], error: any Swift.Error) in realm.noteDamage(table: table, key: key, error) }
+        let projection = realm.shared.projection(table: table, snapshot: realm.snapshot, properties: [property], damaged: noteDamage)
+        guard projection.column(property, damaged: noteDamage) != nil,
+              let ordinals = projection.postingOrdinals(property, equalTo: value) else { return nil }
+        return ResultSet(projection: projection, ordered: ordinals, limit: limit)
     }
 
     /// The matching objects as a result set: a column scan's ordinals, ordered as far as

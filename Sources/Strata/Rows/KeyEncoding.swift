@@ -52,7 +52,13 @@ extension PrimaryKeyValue {
     /// that byte order is numeric order).
     @inline(__always)
     static func integer(_ payload: some Collection<UInt8>) -> Int64 {
-        Int64(bitPattern: KeyOrder.orderValue(payload) ^ (1 << 63))
+        integer(orderValue: KeyOrder.orderValue(payload))
+    }
+
+    /// The integer of an integer key's payload read as one big-endian `UInt64`.
+    @inline(__always)
+    static func integer(orderValue: UInt64) -> Int64 {
+        Int64(bitPattern: orderValue ^ (1 << 63))
     }
 
     /// The key whose engine key is `bytes`, or nil if they are not one.

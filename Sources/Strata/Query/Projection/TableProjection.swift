@@ -367,6 +367,12 @@ final class TableProjection: @unchecked Sendable {
     private var ordinalTable: KeyOrdinalTable?
     /// Ordinals whose row was found missing while advancing to this projection.
     private var missing: [Int] = []
+    /// Per crowded string property: the equalities it answered, until its postings exist
+    /// (they are built for the second: a projection that answers one query, as after each
+    /// commit of a write-heavy workload, never pays for them) …
+    private var equalitiesAnswered: [Int: Int] = [:]
+    /// … and each code's ordinals (live, undamaged) in key order.
+    private var postings: [Int: [[Int32]]] = [:]
 
     private init(table: UInt32, snapshot: Snapshot, keyBytes: [UInt8], keyEnds: [Int], live: OrdinalSet?, scanOrdered: Bool) {
         self.table = table
@@ -391,16 +397,20 @@ final class TableProjection: @unchecked Sendable {
     /// The integer primary keys of `ordinals`, read from the arena; nil unless every one
     /// is an integer key.
     func integerKeys(_ ordinals: ArraySlice<Int32>) -> [Int64]? {
-        keyBytes.withUnsafeBufferPointer { bytes in
+        keyBytes.withUnsafeBytes { bytes in
             keyEnds.withUnsafeBufferPointer { ends in
-                var values: [Int64] = []
-                values.reserveCapacity(ordinals.count)
-                for ordinal in ordinals {
-                    let o = Int(ordinal), start = o == 0 ? 0 : ends[o - 1]
-                    guard ends[o] - start == 9, bytes[start] == 0x69 else { return nil }
-                    values.append(PrimaryKeyValue.integer(UnsafeBufferPointer(rebasing: bytes[start + 1 ..< start + 9])))
+                var values = [Int64](repeating: 0, count: ordinals.count)
+                let ok = values.withUnsafeMutableBufferPointer { values -> Bool in
+                    for (position, ordinal) in ordinals.enumerated() {
+                        let o = Int(ordinal), start = o == 0 ? 0 : ends[o - 1]
+                        // (Checked: an integer key is its kind byte and eight bytes.)
+                        guard ends[o] - start == 9, bytes[start] == 0x69 else { return false }
+                        let raw = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: start + 1, as: UInt64.self))
+                        values[position] = PrimaryKeyValue.integer(orderValue: raw)
+                    }
+                    return true
                 }
-                return values
+                return ok ? values : nil
             }
         }
     }
@@ -811,6 +821,35 @@ extension TableProjection {
             }
         }
         return ordinals
+    }
+
+    /// The ordinals, in key order, whose string property `property` equals `constant` (the
+    /// row rule: Swift's `String` equality), read from the property's postings; nil when the
+    /// projection answers by a scan instead: not a projected string column, not crowded
+    /// (more than one distinct value per `SharedStore.scanRowsPerIndexHit` rows), or the
+    /// first equality this projection answers on it.
+    func postingOrdinals(_ property: Int, equalTo constant: FieldValue) -> [Int32]? {
+        guard case .string = constant, case .string(let codes, let dictionary)? = projectedColumn(property),
+              dictionary.count * SharedStore.scanRowsPerIndexHit <= count else { return nil }
+        // One code holds the value (equal strings share one); judged as the scan judges.
+        let accepted = dictionary.map { QueryComparison.equal.holds(.string($0), constant) }
+        guard let code = accepted.firstIndex(of: true) else { return [] }
+        guard accepted[(code + 1)...].firstIndex(of: true) == nil else { return nil }
+        if let lists = lock.withLock({ postings[property] }) { return lists[code] }
+        let answered = lock.withLock { () -> Int in
+            equalitiesAnswered[property, default: 0] += 1
+            return equalitiesAnswered[property]!
+        }
+        guard answered >= 2 else { return nil }
+        var candidates = live?.ordinals ?? (0 ..< Int32(count)).map { $0 }
+        if let bad = damagedOrdinals(property) { candidates.removeAll { bad[Int($0)] } }
+        var lists = [[Int32]](repeating: [], count: dictionary.count)
+        for ordinal in sortedByKey(candidates) {
+            let c = codes[Int(ordinal)]
+            if c >= 0 { lists[Int(c)].append(ordinal) }
+        }
+        lock.withLock { postings[property] = lists }
+        return lists[code]
     }
 
     /// `ordinals` in their keys' byte order (primary-key order). Integer keys (one kind

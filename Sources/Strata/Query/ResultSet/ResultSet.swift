@@ -38,6 +38,12 @@ final class ResultSet {
         storage = .ordinals(projection, LazyOrder(selected: selected, order: order))
     }
 
+    /// Ordinals of `projection` already in order (a property's postings), at most `limit`.
+    init(projection: TableProjection, ordered ordinals: [Int32], limit: Int?) {
+        count = limit.map { Swift.min($0, ordinals.count) } ?? ordinals.count
+        storage = .ordinals(projection, LazyOrder(ordered: ordinals))
+    }
+
     /// The engine key at `position` (`0 ..< count`).
     func key(at position: Int) -> [UInt8] {
         if case .keys(let keys) = storage { return keys[position] }
@@ -88,6 +94,13 @@ struct LazyOrder {
     init(selected: OrdinalSet, order: TableProjection.OrdinalOrder) {
         self.selected = selected
         self.order = order
+    }
+
+    /// Items already in order.
+    init(ordered items: [Int32]) {
+        self.items = items
+        sorted = items.count
+        order = TableProjection.ordinalOrder
     }
 
     mutating func ordinal(at position: Int) -> Int32 {
