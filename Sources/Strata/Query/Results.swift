@@ -243,11 +243,18 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         let fromKey = index == bound.primaryKeyIndex && !isString
         var values: [T] = []
         values.reserveCapacity(set.count)
+        // Integer primary keys the plan had at hand (a property's postings).
+        if fromKey, T.self == Int.self, let keys = set.integerKeys {
+            return unsafeBitCast(keys.map { Int(truncatingIfNeeded: $0) }, to: [T].self)
+        }
         // A column scan's answer: its ordinals in order, worked out once for the loop.
         let ordered = set.ordinals(through: set.count)
         // Integer primary keys of a column scan's answer: decoded from the key arena at once.
         if fromKey, T.self == Int.self, let ordered, let keys = ordered.projection.integerKeys(ordered.ordinals) {
-            return keys.map { unsafeBitCast(Int(truncatingIfNeeded: $0), to: T.self) }
+            // (Converted as [Int], then the array reinterpreted: per element, a generic
+            // conversion cost more than the read.)
+            let integers = keys.map { Int(truncatingIfNeeded: $0) }
+            return unsafeBitCast(integers, to: [T].self)
         }
         let column = isString ? nil : ordered?.projection.projectedColumn(index)
         let damage = column == nil ? nil : ordered?.projection.damagedOrdinals(index)
@@ -678,8 +685,8 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         let noteDamage = { (key: [UInt8], error: any Swift.Error) in realm.noteDamage(table: table, key: key, error) }
         let projection = realm.shared.projection(table: table, snapshot: realm.snapshot, properties: [property], damaged: noteDamage)
         guard projection.column(property, damaged: noteDamage) != nil,
-              let ordinals = projection.postingOrdinals(property, equalTo: value) else { return nil }
-        return ResultSet(projection: projection, ordered: ordinals, limit: limit)
+              let found = projection.postingOrdinals(property, equalTo: value) else { return nil }
+        return ResultSet(projection: projection, ordered: found.ordinals, integerKeys: found.integerKeys, limit: limit)
     }
 
     /// The matching objects as a result set: a column scan's ordinals, ordered as far as

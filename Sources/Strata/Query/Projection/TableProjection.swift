@@ -372,7 +372,19 @@ final class TableProjection: @unchecked Sendable {
     /// commit of a write-heavy workload, never pays for them) …
     private var equalitiesAnswered: [Int: Int] = [:]
     /// … and each code's ordinals (live, undamaged) in key order.
-    private var postings: [Int: [[Int32]]] = [:]
+    private var postings: [Int: Postings] = [:]
+
+    /// A string property's matches per value, kept like a covering index: each code's
+    /// ordinals in key order and, when the keys are integers, the keys themselves (reading
+    /// 10k keys scattered through the arena cost three cache misses each).
+    struct Postings {
+        let ordinals: [[Int32]]
+        let integerKeys: [[Int64]]?
+
+        var byteCount: Int {
+            ordinals.reduce(0) { $0 + $1.count * 4 } + (integerKeys?.reduce(0) { $0 + $1.count * 8 } ?? 0)
+        }
+    }
 
     private init(table: UInt32, snapshot: Snapshot, keyBytes: [UInt8], keyEnds: [Int], live: OrdinalSet?, scanOrdered: Bool) {
         self.table = table
@@ -530,7 +542,9 @@ final class TableProjection: @unchecked Sendable {
 
     /// Bytes held by each projected column (nil-flags and string dictionaries included).
     var columnByteCounts: [Int: Int] {
-        lock.withLock { columns.mapValues(\.byteCount) }
+        lock.withLock {
+            columns.mapValues(\.byteCount).merging(postings.mapValues(\.byteCount), uniquingKeysWith: +)
+        }
     }
 
     /// Bytes held by the ordinal → key arena (the keys' bytes and where each ends).
@@ -538,7 +552,8 @@ final class TableProjection: @unchecked Sendable {
 
     /// Bytes held by the projected columns and keys.
     var byteCount: Int {
-        lock.withLock { columns.values.reduce(0) { $0 + $1.byteCount } } + keyBytes.count + keyEnds.count * 8
+        lock.withLock { columns.values.reduce(0) { $0 + $1.byteCount } + postings.values.reduce(0) { $0 + $1.byteCount } }
+            + keyBytes.count + keyEnds.count * 8
     }
 }
 
@@ -828,14 +843,14 @@ extension TableProjection {
     /// projection answers by a scan instead: not a projected string column, not crowded
     /// (more than one distinct value per `SharedStore.scanRowsPerIndexHit` rows), or the
     /// first equality this projection answers on it.
-    func postingOrdinals(_ property: Int, equalTo constant: FieldValue) -> [Int32]? {
+    func postingOrdinals(_ property: Int, equalTo constant: FieldValue) -> (ordinals: [Int32], integerKeys: [Int64]?)? {
         guard case .string = constant, case .string(let codes, let dictionary)? = projectedColumn(property),
               dictionary.count * SharedStore.scanRowsPerIndexHit <= count else { return nil }
         // One code holds the value (equal strings share one); judged as the scan judges.
         let accepted = dictionary.map { QueryComparison.equal.holds(.string($0), constant) }
-        guard let code = accepted.firstIndex(of: true) else { return [] }
+        guard let code = accepted.firstIndex(of: true) else { return ([], []) }
         guard accepted[(code + 1)...].firstIndex(of: true) == nil else { return nil }
-        if let lists = lock.withLock({ postings[property] }) { return lists[code] }
+        if let kept = lock.withLock({ postings[property] }) { return (kept.ordinals[code], kept.integerKeys?[code]) }
         let answered = lock.withLock { () -> Int in
             equalitiesAnswered[property, default: 0] += 1
             return equalitiesAnswered[property]!
@@ -848,8 +863,14 @@ extension TableProjection {
             let c = codes[Int(ordinal)]
             if c >= 0 { lists[Int(c)].append(ordinal) }
         }
-        lock.withLock { postings[property] = lists }
-        return lists[code]
+        var keys: [[Int64]]? = []
+        for list in lists {
+            guard let integers = integerKeys(list[...]) else { keys = nil; break }
+            keys?.append(integers)
+        }
+        let built = Postings(ordinals: lists, integerKeys: keys)
+        lock.withLock { postings[property] = built }
+        return (lists[code], keys?[code])
     }
 
     /// `ordinals` in their keys' byte order (primary-key order). Integer keys (one kind

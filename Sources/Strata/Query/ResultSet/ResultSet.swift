@@ -25,6 +25,7 @@ final class ResultSet {
 
     /// An answer given as engine keys, in order.
     init(keys: [[UInt8]]) {
+        knownIntegerKeys = nil
         storage = .keys(keys)
         count = keys.count
         materialized = keys
@@ -35,14 +36,23 @@ final class ResultSet {
     init(projection: TableProjection, selected: OrdinalSet, order: TableProjection.OrdinalOrder, limit: Int?) {
         let population = selected.population
         count = limit.map { Swift.min($0, population) } ?? population
+        knownIntegerKeys = nil
         storage = .ordinals(projection, LazyOrder(selected: selected, order: order))
     }
 
-    /// Ordinals of `projection` already in order (a property's postings), at most `limit`.
-    init(projection: TableProjection, ordered ordinals: [Int32], limit: Int?) {
+    /// Integer primary keys of the positions, in order, when the plan had them at hand.
+    private let knownIntegerKeys: [Int64]?
+
+    /// Ordinals of `projection` already in order (a property's postings) and, when known,
+    /// their integer keys; at most `limit`.
+    init(projection: TableProjection, ordered ordinals: [Int32], integerKeys: [Int64]?, limit: Int?) {
         count = limit.map { Swift.min($0, ordinals.count) } ?? ordinals.count
         storage = .ordinals(projection, LazyOrder(ordered: ordinals))
+        knownIntegerKeys = integerKeys
     }
+
+    /// The integer primary keys of positions `0 ..< count`, when the plan had them at hand.
+    var integerKeys: ArraySlice<Int64>? { knownIntegerKeys?.prefix(count) }
 
     /// The engine key at `position` (`0 ..< count`).
     func key(at position: Int) -> [UInt8] {
