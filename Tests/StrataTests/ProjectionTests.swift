@@ -76,3 +76,22 @@ final class ProjectionTests: RealmTestCase {
         XCTAssertLessThan(builds, 10, "projections built from a scan: \(builds) for 40 commits")
     }
 }
+
+/// A string column advanced by a commit keeps one code per value: a re-read row whose
+/// string did not change keeps its code, and a value the (small) dictionary holds reuses
+/// its code. Before, every re-read row took a new entry: after a few hundred commits that
+/// changed other properties, a 100-value column looked unique to the planner and one value
+/// had several codes.
+final class StringColumnCodeTests: XCTestCase {
+    func testReReadAndKnownStringsKeepTheirCodes() {
+        var dictionary = StringDictionary()
+        for value in ["a", "b"] { dictionary.append(value) }
+        var column = ProjectedColumn.string(codes: [0, 1, 0, -1], dictionary: dictionary)
+        column.set([(0, .string("a")), (1, .string("a")), (2, .string("c")), (3, .string("e\u{301}"))])
+        column.set([(3, .string("é")), (0, .null)])
+        guard case .string(let codes, let after) = column else { return XCTFail("\(column)") }
+        XCTAssertEqual(codes, [-1, 0, 2, 3], "a kept, b's row took a's code, c and é appended once")
+        XCTAssertEqual(after.count, 4)
+        XCTAssertEqual((0 ..< 4).map { column.value(at: $0) }, [.null, .string("a"), .string("c"), .string("e\u{301}")])
+    }
+}

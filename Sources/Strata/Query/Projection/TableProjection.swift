@@ -86,10 +86,20 @@ enum ProjectedColumn {
             self = typed ? .date(values, nulls: nulls) : Self.plain(.date(values, nulls: nulls), updates)
         case .string(var codes, var dictionary):
             self = .values([])
+            // A value already in a small dictionary keeps its one code (equalities on a
+            // crowded column judge one code, and read its postings); a large dictionary
+            // takes a new entry rather than a map of every string.
+            var known: [String: Int32]?
             for (ordinal, value) in updates {
                 switch value {
+                case .string(let string) where codes[ordinal] >= 0 && dictionary[Int(codes[ordinal])] == string:
+                    continue  // (the row changed elsewhere)
+                case .string(let string) where dictionary.count <= Self.reusedCodesLimit
+                    && Self.code(of: string, in: dictionary, &known) != nil:
+                    codes[ordinal] = known![string]!
                 case .string(let string) where dictionary.canAppend(string):
                     codes[ordinal] = Int32(dictionary.count)
+                    known?[string] = Int32(dictionary.count)
                     dictionary.append(string)
                 case .null:
                     codes[ordinal] = -1
@@ -104,6 +114,20 @@ enum ProjectedColumn {
             for (ordinal, value) in updates { values[ordinal] = value }
             self = .values(values)
         }
+    }
+
+    /// Dictionaries up to this many strings are searched for a changed row's value.
+    static let reusedCodesLimit = 4096
+
+    /// The code of `string` in `dictionary` (the first, if it is there twice), the map of
+    /// codes made on first use.
+    private static func code(of string: String, in dictionary: StringDictionary, _ known: inout [String: Int32]?) -> Int32? {
+        if known == nil {
+            var map: [String: Int32] = [:]
+            for (code, value) in dictionary.map({ $0 }).enumerated() where map[value] == nil { map[value] = Int32(code) }
+            known = map
+        }
+        return known![string]
     }
 
     /// Typed updates; false (some applied) if one is of another kind than the column's.
@@ -574,13 +598,14 @@ extension TableProjection {
             ordinalTable = built
             return built
         }
-        let (columns, damage) = lock.withLock { (self.columns, self.damage) }
+        let (columns, damage, postings) = lock.withLock { (self.columns, self.damage, self.postings) }
         var keyBytes = self.keyBytes, keyEnds = self.keyEnds
         var live = liveOrdinals
-        var reread: [Int] = []
+        var reread: [Int] = [], deleted: [Int] = []
         for key in changes.deleted {
             guard let ordinal = index.find(key.bytes, keyBytes: keyBytes, keyEnds: keyEnds), live[ordinal] else { return nil }
             live[ordinal] = false
+            deleted.append(ordinal)
         }
         for key in changes.modified.keys {
             guard let ordinal = index.find(key.bytes, keyBytes: keyBytes, keyEnds: keyEnds), live[ordinal] else { return nil }
@@ -634,7 +659,67 @@ extension TableProjection {
                 next.damage[property] = bad
             }
         }
-        return next.deadsFixed()
+        let advanced = next.deadsFixed()
+        // Postings follow the changed ordinals (each moved between its old and new value's
+        // list at its key's place), so the next equality reads them at once.
+        for (property, kept) in postings {
+            guard case .string(let oldCodes, _)? = columns[property],
+                  let moved = advanced.postings(kept, property: property, oldCodes: oldCodes, oldLive: liveOrdinals,
+                                                oldDamage: damage[property], changed: Array(Set(reread + deleted))) else { continue }
+            advanced.lock.withLock { advanced.postings[property] = moved }
+        }
+        return advanced
+    }
+
+    /// `kept`, the postings of `property` in the projection this one advanced from, with each
+    /// `changed` ordinal taken out of its old value's list and put in its new one's at its
+    /// key's place; nil when this projection's column is not a crowded string column.
+    private func postings(_ kept: Postings, property: Int, oldCodes: [Int32], oldLive: OrdinalSet, oldDamage: OrdinalSet?,
+                          changed: [Int]) -> Postings? {
+        guard case .string(let codes, let dictionary)? = projectedColumn(property),
+              dictionary.count * SharedStore.scanRowsPerIndexHit <= count else { return nil }
+        let newLive = liveOrdinals, newDamage = damagedOrdinals(property)
+        var lists = kept.ordinals, keys = kept.integerKeys
+        if lists.count < dictionary.count {
+            lists += Array(repeating: [], count: dictionary.count - lists.count)
+            if let present = keys?.count { keys! += Array(repeating: [], count: dictionary.count - present) }
+        }
+        func member(_ o: Int, _ codes: [Int32], _ live: OrdinalSet, _ damage: OrdinalSet?) -> Int? {
+            guard o < codes.count, o < live.count, live[o], damage.map({ o < $0.count && $0[o] }) != true, codes[o] >= 0 else { return nil }
+            return Int(codes[o])
+        }
+        var failed = false
+        withKeyOrder { keyPrecedes in
+            for o in changed {
+                let before = member(o, oldCodes, oldLive, oldDamage), after = member(o, codes, newLive, newDamage)
+                if before == after, before != nil { continue }  // same value, still there: same place
+                // The first position whose key is not before o's.
+                func place(_ list: [Int32]) -> Int {
+                    var low = 0, high = list.count
+                    while low < high {
+                        let mid = (low + high) / 2
+                        if keyPrecedes(Int(list[mid]), o) { low = mid + 1 } else { high = mid }
+                    }
+                    return low
+                }
+                if let code = before {
+                    let at = place(lists[code])
+                    if at < lists[code].count, lists[code][at] == Int32(o) {
+                        lists[code].remove(at: at)
+                        keys?[code].remove(at: at)
+                    }
+                }
+                if let code = after {
+                    let at = place(lists[code])
+                    lists[code].insert(Int32(o), at: at)
+                    if keys != nil {
+                        guard let key = integerKeys([Int32(o)][...])?.first else { failed = true; return }
+                        keys![code].insert(key, at: at)
+                    }
+                }
+            }
+        }
+        return failed ? nil : Postings(ordinals: lists, integerKeys: keys)
     }
 
     /// Rows found missing while advancing (a change set that said modified for a row now
