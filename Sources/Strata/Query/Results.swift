@@ -243,7 +243,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         let fromKey = index == bound.primaryKeyIndex && !isString
         var values: [T] = []
         values.reserveCapacity(set.count)
-        // Integer primary keys the plan had at hand (a property's postings).
+        // Integer primary keys the answer is kept as (a property's postings).
         if fromKey, T.self == Int.self, let keys = set.integerKeys {
             return unsafeBitCast(keys.map { Int(truncatingIfNeeded: $0) }, to: [T].self)
         }
@@ -685,8 +685,11 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         let noteDamage = { (key: [UInt8], error: any Swift.Error) in realm.noteDamage(table: table, key: key, error) }
         let projection = realm.shared.projection(table: table, snapshot: realm.snapshot, properties: [property], damaged: noteDamage)
         guard projection.column(property, damaged: noteDamage) != nil,
-              let found = projection.postingOrdinals(property, equalTo: value) else { return nil }
-        return ResultSet(projection: projection, ordered: found.ordinals, integerKeys: found.integerKeys, limit: limit)
+              let found = projection.postings(property, equalTo: value) else { return nil }
+        switch found {
+        case .integerKeys(let keys): return ResultSet(integerKeys: keys, limit: limit)
+        case .ordinals(let ordinals): return ResultSet(projection: projection, ordered: ordinals, limit: limit)
+        }
     }
 
     /// The matching objects as a result set: a column scan's ordinals, ordered as far as

@@ -391,23 +391,30 @@ final class TableProjection: @unchecked Sendable {
     private var ordinalTable: KeyOrdinalTable?
     /// Ordinals whose row was found missing while advancing to this projection.
     private var missing: [Int] = []
-    /// Per crowded string property: the equalities it answered, until its postings exist
-    /// (they are built for the second: a projection that answers one query, as after each
-    /// commit of a write-heavy workload, never pays for them) …
-    private var equalitiesAnswered: [Int: Int] = [:]
-    /// … and each code's ordinals (live, undamaged) in key order.
+    /// Per crowded string property an equality was asked on: each code's ordinals (live,
+    /// undamaged) in key order, carried to newer commits' projections.
     private var postings: [Int: Postings] = [:]
 
-    /// A string property's matches per value, kept like a covering index: each code's
-    /// ordinals in key order and, when the keys are integers, the keys themselves (reading
-    /// 10k keys scattered through the arena cost three cache misses each).
-    struct Postings {
-        let ordinals: [[Int32]]
-        let integerKeys: [[Int64]]?
+    /// A string property's matches per value, kept like a covering index, in key order:
+    /// each code's integer primary keys when the table's keys are integers (`map(\.id)`
+    /// copies them; reading 10k keys scattered through the arena cost three cache misses
+    /// each), else each code's ordinals.
+    enum Postings {
+        case integerKeys([[Int64]])
+        case ordinals([[Int32]])
 
         var byteCount: Int {
-            ordinals.reduce(0) { $0 + $1.count * 4 } + (integerKeys?.reduce(0) { $0 + $1.count * 8 } ?? 0)
+            switch self {
+            case .integerKeys(let lists): return lists.reduce(0) { $0 + $1.count * 8 }
+            case .ordinals(let lists): return lists.reduce(0) { $0 + $1.count * 4 }
+            }
         }
+    }
+
+    /// One value's entry of a property's postings.
+    enum Posting {
+        case integerKeys([Int64])
+        case ordinals([Int32])
     }
 
     private init(table: UInt32, snapshot: Snapshot, keyBytes: [UInt8], keyEnds: [Int], live: OrdinalSet?, scanOrdered: Bool) {
@@ -679,47 +686,41 @@ extension TableProjection {
         guard case .string(let codes, let dictionary)? = projectedColumn(property),
               dictionary.count * SharedStore.scanRowsPerIndexHit <= count else { return nil }
         let newLive = liveOrdinals, newDamage = damagedOrdinals(property)
-        var lists = kept.ordinals, keys = kept.integerKeys
-        if lists.count < dictionary.count {
-            lists += Array(repeating: [], count: dictionary.count - lists.count)
-            if let present = keys?.count { keys! += Array(repeating: [], count: dictionary.count - present) }
-        }
         func member(_ o: Int, _ codes: [Int32], _ live: OrdinalSet, _ damage: OrdinalSet?) -> Int? {
             guard o < codes.count, o < live.count, live[o], damage.map({ o < $0.count && $0[o] }) != true, codes[o] >= 0 else { return nil }
             return Int(codes[o])
         }
-        var failed = false
-        withKeyOrder { keyPrecedes in
+        /// Moves each changed ordinal's entry (`entry(o)`, ordered by `precedes`) between lists.
+        func moved<T: Equatable>(_ lists: [[T]], _ entry: (Int) -> T?, _ precedes: (T, T) -> Bool) -> [[T]]? {
+            var lists = lists + Array(repeating: [], count: Swift.max(0, dictionary.count - lists.count))
             for o in changed {
                 let before = member(o, oldCodes, oldLive, oldDamage), after = member(o, codes, newLive, newDamage)
                 if before == after, before != nil { continue }  // same value, still there: same place
-                // The first position whose key is not before o's.
-                func place(_ list: [Int32]) -> Int {
+                guard let value = entry(o) else { return nil }
+                func place(_ list: [T]) -> Int {
                     var low = 0, high = list.count
                     while low < high {
                         let mid = (low + high) / 2
-                        if keyPrecedes(Int(list[mid]), o) { low = mid + 1 } else { high = mid }
+                        if precedes(list[mid], value) { low = mid + 1 } else { high = mid }
                     }
                     return low
                 }
                 if let code = before {
                     let at = place(lists[code])
-                    if at < lists[code].count, lists[code][at] == Int32(o) {
-                        lists[code].remove(at: at)
-                        keys?[code].remove(at: at)
-                    }
+                    if at < lists[code].count, lists[code][at] == value { lists[code].remove(at: at) }
                 }
-                if let code = after {
-                    let at = place(lists[code])
-                    lists[code].insert(Int32(o), at: at)
-                    if keys != nil {
-                        guard let key = integerKeys([Int32(o)][...])?.first else { failed = true; return }
-                        keys![code].insert(key, at: at)
-                    }
-                }
+                if let code = after { lists[code].insert(value, at: place(lists[code])) }
             }
+            return lists
         }
-        return failed ? nil : Postings(ordinals: lists, integerKeys: keys)
+        switch kept {
+        case .integerKeys(let lists):
+            return moved(lists, { self.integerKeys([Int32($0)][...])?.first }, <).map(Postings.integerKeys)
+        case .ordinals(let lists):
+            var result: [[Int32]]?
+            withKeyOrder { keyPrecedes in result = moved(lists, { Int32($0) }, { keyPrecedes(Int($0), Int($1)) }) }
+            return result.map(Postings.ordinals)
+        }
     }
 
     /// Rows found missing while advancing (a change set that said modified for a row now
@@ -924,38 +925,38 @@ extension TableProjection {
     }
 
     /// The ordinals, in key order, whose string property `property` equals `constant` (the
-    /// row rule: Swift's `String` equality), read from the property's postings; nil when the
-    /// projection answers by a scan instead: not a projected string column, not crowded
-    /// (more than one distinct value per `SharedStore.scanRowsPerIndexHit` rows), or the
-    /// first equality this projection answers on it.
-    func postingOrdinals(_ property: Int, equalTo constant: FieldValue) -> (ordinals: [Int32], integerKeys: [Int64]?)? {
+    /// row rule: Swift's `String` equality), read from the property's postings (built by the
+    /// first equality asked, then maintained by every advance); nil when the projection
+    /// answers by a scan instead: not a projected string column, or not crowded (more than
+    /// one distinct value per `SharedStore.scanRowsPerIndexHit` rows).
+    func postings(_ property: Int, equalTo constant: FieldValue) -> Posting? {
         guard case .string = constant, case .string(let codes, let dictionary)? = projectedColumn(property),
               dictionary.count * SharedStore.scanRowsPerIndexHit <= count else { return nil }
         // One code holds the value (equal strings share one); judged as the scan judges.
         let accepted = dictionary.map { QueryComparison.equal.holds(.string($0), constant) }
-        guard let code = accepted.firstIndex(of: true) else { return ([], []) }
+        guard let code = accepted.firstIndex(of: true) else { return .ordinals([]) }
         guard accepted[(code + 1)...].firstIndex(of: true) == nil else { return nil }
-        if let kept = lock.withLock({ postings[property] }) { return (kept.ordinals[code], kept.integerKeys?[code]) }
-        let answered = lock.withLock { () -> Int in
-            equalitiesAnswered[property, default: 0] += 1
-            return equalitiesAnswered[property]!
+        let kept = lock.withLock { postings[property] } ?? {
+            var candidates = live?.ordinals ?? (0 ..< Int32(count)).map { $0 }
+            if let bad = damagedOrdinals(property) { candidates.removeAll { bad[Int($0)] } }
+            var lists = [[Int32]](repeating: [], count: dictionary.count)
+            for ordinal in sortedByKey(candidates) {
+                let c = codes[Int(ordinal)]
+                if c >= 0 { lists[Int(c)].append(ordinal) }
+            }
+            var keys: [[Int64]]? = []
+            for list in lists {
+                guard let integers = integerKeys(list[...]) else { keys = nil; break }
+                keys?.append(integers)
+            }
+            let built = keys.map(Postings.integerKeys) ?? .ordinals(lists)
+            lock.withLock { postings[property] = built }
+            return built
+        }()
+        switch kept {
+        case .integerKeys(let lists): return .integerKeys(code < lists.count ? lists[code] : [])
+        case .ordinals(let lists): return .ordinals(code < lists.count ? lists[code] : [])
         }
-        guard answered >= 2 else { return nil }
-        var candidates = live?.ordinals ?? (0 ..< Int32(count)).map { $0 }
-        if let bad = damagedOrdinals(property) { candidates.removeAll { bad[Int($0)] } }
-        var lists = [[Int32]](repeating: [], count: dictionary.count)
-        for ordinal in sortedByKey(candidates) {
-            let c = codes[Int(ordinal)]
-            if c >= 0 { lists[Int(c)].append(ordinal) }
-        }
-        var keys: [[Int64]]? = []
-        for list in lists {
-            guard let integers = integerKeys(list[...]) else { keys = nil; break }
-            keys?.append(integers)
-        }
-        let built = Postings(ordinals: lists, integerKeys: keys)
-        lock.withLock { postings[property] = built }
-        return (lists[code], keys?[code])
     }
 
     /// `ordinals` in their keys' byte order (primary-key order). Integer keys (one kind

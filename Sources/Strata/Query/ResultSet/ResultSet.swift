@@ -16,6 +16,8 @@ final class ResultSet {
     private enum Storage {
         case keys([[UInt8]])
         case ordinals(TableProjection, LazyOrder)
+        /// Integer primary keys, in order (a property's postings); engine keys made on read.
+        case integers([Int64])
     }
 
     private var storage: Storage
@@ -25,7 +27,6 @@ final class ResultSet {
 
     /// An answer given as engine keys, in order.
     init(keys: [[UInt8]]) {
-        knownIntegerKeys = nil
         storage = .keys(keys)
         count = keys.count
         materialized = keys
@@ -36,27 +37,31 @@ final class ResultSet {
     init(projection: TableProjection, selected: OrdinalSet, order: TableProjection.OrdinalOrder, limit: Int?) {
         let population = selected.population
         count = limit.map { Swift.min($0, population) } ?? population
-        knownIntegerKeys = nil
         storage = .ordinals(projection, LazyOrder(selected: selected, order: order))
     }
 
-    /// Integer primary keys of the positions, in order, when the plan had them at hand.
-    private let knownIntegerKeys: [Int64]?
-
-    /// Ordinals of `projection` already in order (a property's postings) and, when known,
-    /// their integer keys; at most `limit`.
-    init(projection: TableProjection, ordered ordinals: [Int32], integerKeys: [Int64]?, limit: Int?) {
+    /// Ordinals of `projection` already in order (a property's postings), at most `limit`.
+    init(projection: TableProjection, ordered ordinals: [Int32], limit: Int?) {
         count = limit.map { Swift.min($0, ordinals.count) } ?? ordinals.count
         storage = .ordinals(projection, LazyOrder(ordered: ordinals))
-        knownIntegerKeys = integerKeys
     }
 
-    /// The integer primary keys of positions `0 ..< count`, when the plan had them at hand.
-    var integerKeys: ArraySlice<Int64>? { knownIntegerKeys?.prefix(count) }
+    /// Integer primary keys already in order (a property's postings), at most `limit`.
+    init(integerKeys: [Int64], limit: Int?) {
+        count = limit.map { Swift.min($0, integerKeys.count) } ?? integerKeys.count
+        storage = .integers(integerKeys)
+    }
+
+    /// The integer primary keys of positions `0 ..< count`, when the answer is kept as them.
+    var integerKeys: ArraySlice<Int64>? {
+        if case .integers(let keys) = storage { return keys.prefix(count) }
+        return nil
+    }
 
     /// The engine key at `position` (`0 ..< count`).
     func key(at position: Int) -> [UInt8] {
         if case .keys(let keys) = storage { return keys[position] }
+        if case .integers(let keys) = storage { return PrimaryKeyValue.int(keys[position]).keyBytes }
         let (projection, ordinal) = ordinal(at: position)!
         return projection.key(ordinal)
     }
