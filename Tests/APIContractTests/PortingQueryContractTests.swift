@@ -105,3 +105,27 @@ final class PortingQueryContractTests: XCTestCase {
         XCTAssertEqual(people.where { $0.age > 40 }.where { $0.isActive }.map(\.id), [6], "queries chain with AND")
     }
 }
+
+/// Realm Swift's `SortDescriptor(keyPath:ascending:)`, beside Foundation's key-path form.
+final class PortingSortDescriptorContractTests: XCTestCase {
+    func testSortDescriptorsByPropertyName() throws {
+        let (realm, config) = try contractRealm("sort-descriptor", types: [Contact.self, Phone.self])
+        defer { try? FileManager.default.removeItem(at: config.directory!) }
+        try realm.write {
+            for (name, age) in [("d", 3), ("a", 5), ("c", 3), ("b", 9)] { try realm.create(Contact.self, value: ["name": name, "age": age]) }
+        }
+        let contacts = realm.objects(Contact.self)
+        let byAgeThenName = contacts.sorted(by: [SortDescriptor(keyPath: "age", ascending: false), SortDescriptor(keyPath: "name")])
+        XCTAssertEqual(byAgeThenName.map(\.name), ["b", "a", "c", "d"])
+        XCTAssertTrue(byAgeThenName.explain().contains("sort: age descending, name ascending"), byAgeThenName.explain())
+        XCTAssertEqual(contacts.sorted(by: [SortDescriptor(keyPath: "name")]).map(\.name), ["a", "b", "c", "d"])
+        XCTAssertEqual(contacts.sorted(by: [SortDescriptor(keyPath: "name").reversed()]).map(\.name), ["d", "c", "b", "a"])
+        XCTAssertEqual(contacts.sorted(by: [SortDescriptor(\Contact.age), SortDescriptor(keyPath: "name", ascending: false)]).map(\.name),
+                       ["d", "c", "a", "b"], "mixed with Foundation's key-path form")
+        let descriptor: SortDescriptor<Contact> = SortDescriptor(keyPath: "age", ascending: false)
+        XCTAssertFalse(descriptor.ascending)
+        XCTAssertTrue(descriptor.reversed().ascending)
+        XCTAssertEqual(contacts.sorted(by: [SortDescriptor(keyPath: "nope")]).count, 4, "an unknown name sorts as nil")
+        XCTAssertEqual(Array(contacts).sorted(using: SortDescriptor(keyPath: "age")).map(\.age), [3, 3, 5, 9], "Foundation's sorted(using:)")
+    }
+}

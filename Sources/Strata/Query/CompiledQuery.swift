@@ -130,11 +130,11 @@ enum QueryCompiler {
     }
 
     /// The stored property and direction of each descriptor, or nil if one cannot be sorted on fields.
-    static func sortKeys<T>(_ descriptors: [SortDescriptor<T>], type: ObjectType) -> [(index: Int, reverse: Bool)]? {
+    static func sortKeys<T: Object>(_ descriptors: [SortDescriptor<T>], type: ObjectType) -> [(index: Int, reverse: Bool)]? {
         var keys: [(Int, Bool)] = []
         for descriptor in descriptors {
             guard descriptor.stringComparator == nil, let keyPath = descriptor.keyPath,
-                  let index = type.propertyIndex(for: keyPath) else { return nil }
+                  let index = type.propertyIndex(for: keyPath) ?? namedIndex(keyPath, type: type) else { return nil }
             let property = type.schema.properties[index]
             guard !property.isList, [.int, .int8, .int16, .int32, .int64, .double, .float, .string, .date, .decimal].contains(property.kind) else {
                 return nil
@@ -142,6 +142,11 @@ enum QueryCompiler {
             keys.append((index, descriptor.order == .reverse))
         }
         return keys
+    }
+
+    /// The property a `SortDescriptor(keyPath:ascending:)` names (`\T[_sortKey: name]`).
+    private static func namedIndex<T: Object>(_ keyPath: PartialKeyPath<T>, type: ObjectType) -> Int? {
+        type.schema.properties.indices.first { keyPath == SortDescriptor<T>.sortKeyPath(type.schema.properties[$0].name) }
     }
 
     /// Orders two fields as `SortDescriptor` orders their values: nil first, then `<`.
