@@ -146,7 +146,7 @@ enum QueryCompiler {
 
     /// The property a `SortDescriptor(keyPath:ascending:)` names (`\T[_sortKey: name]`).
     private static func namedIndex<T: Object>(_ keyPath: PartialKeyPath<T>, type: ObjectType) -> Int? {
-        type.schema.properties.indices.first { keyPath == SortDescriptor<T>.sortKeyPath(type.schema.properties[$0].name) }
+        type.schema.properties.indices.first { keyPath == sortKeyPath(T.self, type.schema.properties[$0].name) }
     }
 
     /// Orders two fields as `SortDescriptor` orders their values: nil first, then `<`.

@@ -15,6 +15,12 @@ public protocol _SortableByName: AnyObject {
 
 extension Object: _SortableByName {}
 
+/// The key path of `type`'s property `name` (made here alone, so the planner's equals the
+/// descriptor's: key paths are equal when made the same way).
+func sortKeyPath<C: _SortableByName>(_ type: C.Type, _ name: String) -> KeyPath<C, _SortKey> & Sendable {
+    \C[_sortKey: name]
+}
+
 extension SortDescriptor where Compared: _SortableByName {
     /// A sort by the stored property named `keyPath`, ascending or not (Realm Swift's form):
     ///
@@ -24,11 +30,8 @@ extension SortDescriptor where Compared: _SortableByName {
     ///
     /// A name that is not a stored property sorts as nil for every object.
     public init(keyPath: String, ascending: Bool = true) {
-        self.init(Self.sortKeyPath(keyPath), order: ascending ? .forward : .reverse)
+        self.init(sortKeyPath(Compared.self, keyPath), order: ascending ? .forward : .reverse)
     }
-
-    /// The key path of property `name` (made here alone, so the planner's equals it).
-    static func sortKeyPath(_ name: String) -> KeyPath<Compared, _SortKey> & Sendable { \Compared[_sortKey: name] }
 
     /// Whether the sort is ascending (Realm Swift's `ascending`).
     public var ascending: Bool { order == .forward }
