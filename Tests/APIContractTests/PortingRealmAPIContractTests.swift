@@ -178,3 +178,30 @@ class PortingStoreTestCase: XCTestCase {
     }
 }
 
+
+/// Realm Swift's file helpers: `schemaVersionAtURL`, `Realm.deleteFiles(for:)`,
+/// `Realm.performMigration(for:)`.
+final class PortingFileHelperContractTests: PortingStoreTestCase {
+    func testSchemaVersionDeleteFilesAndPerformMigration() throws {
+        var config = try configuration("file-helpers")
+        let url = try XCTUnwrap(config.fileURL)
+        XCTAssertEqual(try schemaVersionAtURL(url), 0, "read from the closed store's directory")
+        XCTAssertThrowsError(try schemaVersionAtURL(url.appendingPathComponent("nothing-here")))
+
+        config.schemaVersion = 3
+        let migrated = LockedValue<UInt64?>(nil)
+        config.migrationBlock = { _, old in migrated.set(old) }
+        try Realm.performMigration(for: config)
+        XCTAssertEqual(migrated.get(), 0, "the migration ran, from version 0")
+        XCTAssertEqual(try schemaVersionAtURL(url), 3)
+
+        let realm = try Realm(configuration: config)
+        XCTAssertEqual(try schemaVersionAtURL(url), 3, "read from the store open in this process")
+        XCTAssertThrowsError(try Realm.deleteFiles(for: config), "a realm of it is open")
+        realm.invalidate()
+        XCTAssertTrue(try Realm.deleteFiles(for: config))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: url.path))
+        XCTAssertFalse(try Realm.deleteFiles(for: config), "nothing left to delete")
+        XCTAssertFalse(try Realm.deleteFiles(for: Realm.Configuration(inMemoryIdentifier: "none")))
+    }
+}

@@ -47,6 +47,12 @@ final class SharedStore: @unchecked Sendable {
 
     /// The open stores, by identity. Held only to find or add a slot, never while opening.
     private static let registry = Locked<[String: Slot]>([:])
+
+    /// The store open in this process under `identity`, if any.
+    static func open(identity: String) -> SharedStore? {
+        guard let slot = registry.withLock({ $0[identity] }) else { return nil }
+        return slot.lock.withLock { slot.retired ? nil : slot.shared }
+    }
     /// This store's slot.
     private let slot: Slot
 
