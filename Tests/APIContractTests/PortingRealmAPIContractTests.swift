@@ -205,3 +205,46 @@ final class PortingFileHelperContractTests: PortingStoreTestCase {
         XCTAssertFalse(try Realm.deleteFiles(for: Realm.Configuration(inMemoryIdentifier: "none")))
     }
 }
+
+/// A realm opened on the main thread advances by itself, from the main queue, when another
+/// thread commits (Realm's autorefresh on Apple's main run loop): a test that waits for an
+/// expectation sees the notification without calling `refresh()`.
+final class PortingMainThreadAutorefreshContractTests: PortingStoreTestCase {
+    func testAMainThreadRealmAdvancesWhenTheMainRunLoopRuns() throws {
+        XCTAssertTrue(Thread.isMainThread)
+        let config = try configuration("main-autorefresh")
+        let realm = try Realm(configuration: config)
+        let updated = expectation(description: "notified")
+        var counts: [Int] = []
+        let token = realm.objects(Contact.self).observe { change in
+            switch change {
+            case .initial(let results): counts.append(results.count)
+            case .update(let results, _, _, _):
+                counts.append(results.count)
+                updated.fulfill()
+            case .error(let error): XCTFail("\(error)")
+            }
+        }
+        defer { token.invalidate() }
+        DispatchQueue.global().async {
+            let other = try! Realm(configuration: config)
+            try! other.write { try other.create(Contact.self, value: ["name": "Ann"]) }
+        }
+        wait(for: [updated], timeout: 10)
+        XCTAssertEqual(counts, [0, 1])
+        XCTAssertEqual(realm.objects(Contact.self).count, 1, "no refresh() called")
+
+        realm.autorefresh = false
+        let written = expectation(description: "written")
+        DispatchQueue.global().async {
+            let other = try! Realm(configuration: config)
+            try! other.write { try other.create(Contact.self, value: ["name": "Bob"]) }
+            written.fulfill()
+        }
+        wait(for: [written], timeout: 10)
+        RunLoop.main.run(until: Date().addingTimeInterval(0.1))
+        XCTAssertEqual(realm.objects(Contact.self).count, 1, "autorefresh off: it waits for refresh()")
+        realm.refresh()
+        XCTAssertEqual(realm.objects(Contact.self).count, 2)
+    }
+}

@@ -57,6 +57,7 @@ final class HandoffAndCopyTests: RealmTestCase {
         XCTAssertEqual(key, .string("1"))
         let encoded = try JSONEncoder().encode(key)
         XCTAssertEqual(try JSONDecoder().decode(PrimaryKeyValue.self, from: encoded), key)
+        realm.autorefresh = false  // (held at its snapshot while `wait` runs the main queue)
         let objectRef = ThreadSafeReference(to: user)
         let resultsRef = ThreadSafeReference(to: realm.objects(User.self).filter(#Predicate { $0.rank > 5 }))
         let config = configuration()

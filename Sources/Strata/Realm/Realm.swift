@@ -63,8 +63,10 @@ public final class Realm {
     /// A frozen realm: the box whose lock its `Frozen` values read under (it owns us).
     weak var guardingBox: FrozenBox?
 
-    /// Whether a queue-confined realm advances by itself when another thread commits
-    /// (thread-confined realms advance on ``refresh()`` and at the start of each write).
+    /// Whether the realm advances by itself when another thread commits: a queue's realm on
+    /// its queue, a main-thread realm on the main queue (served by the main run loop or
+    /// `dispatchMain()`), an actor's on the actor. Other threads' and tasks' realms advance on
+    /// ``refresh()`` and at the start of each write.
     public var autorefresh = true
 
     /// A new instance (the public initializers return the one already open where the
@@ -81,11 +83,20 @@ public final class Realm {
             typesByName[type.className] = type
             typesByTable[type.table] = type
         }
-        if let queue = confinement.dispatchQueue {
+        // A queue's realm advances on its queue; a main-thread realm on the main queue, which
+        // the main run loop (or `dispatchMain()`) serves, as Realm's does on Apple platforms.
+        let advancesOn = confinement.dispatchQueue
+            ?? (Thread.isMainThread && Self.isThreadConfinement(confinement) ? DispatchQueue.main : nil)
+        if let queue = advancesOn {
             let listener = AutorefreshListener(realm: self, target: .queue(queue))
             self.listener = listener
             shared.addListener(listener)
         }
+    }
+
+    private static func isThreadConfinement(_ confinement: Confinement) -> Bool {
+        if case .thread = confinement { return true }
+        return false
     }
 
     /// A frozen copy of `live`: the same store and types, pinned to `live`'s snapshot.
