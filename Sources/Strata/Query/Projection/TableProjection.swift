@@ -392,8 +392,11 @@ final class TableProjection: @unchecked Sendable {
     /// Ordinals whose row was found missing while advancing to this projection.
     private var missing: [Int] = []
     /// Per crowded string property an equality was asked on: each code's ordinals (live,
-    /// undamaged) in key order, carried to newer commits' projections.
+    /// undamaged) in key order, carried to newer commits' projections …
     private var postings: [Int: Postings] = [:]
+    /// … and its dictionary's codes by value (nil when a value has two codes: then each
+    /// entry is judged), so an equality finds its code without decoding every entry.
+    private var codesByValue: [Int: [String: Int32]?] = [:]
 
     /// A string property's matches per value, kept like a covering index, in key order:
     /// each code's integer primary keys when the table's keys are integers (`map(\.id)`
@@ -932,10 +935,18 @@ extension TableProjection {
     func postings(_ property: Int, equalTo constant: FieldValue) -> Posting? {
         guard case .string = constant, case .string(let codes, let dictionary)? = projectedColumn(property),
               dictionary.count * SharedStore.scanRowsPerIndexHit <= count else { return nil }
-        // One code holds the value (equal strings share one); judged as the scan judges.
-        let accepted = dictionary.map { QueryComparison.equal.holds(.string($0), constant) }
-        guard let code = accepted.firstIndex(of: true) else { return .ordinals([]) }
-        guard accepted[(code + 1)...].firstIndex(of: true) == nil else { return nil }
+        let code: Int
+        if case .string(let value) = constant, let map = codeMap(property, dictionary) {
+            // (`String` keys compare as `==` does: the row rule.)
+            guard let found = map[value] else { return .ordinals([]) }
+            code = Int(found)
+        } else {
+            // One code holds the value (equal strings share one); judged as the scan judges.
+            let accepted = dictionary.map { QueryComparison.equal.holds(.string($0), constant) }
+            guard let found = accepted.firstIndex(of: true) else { return .ordinals([]) }
+            guard accepted[(found + 1)...].firstIndex(of: true) == nil else { return nil }
+            code = found
+        }
         let kept = lock.withLock { postings[property] } ?? {
             var candidates = live?.ordinals ?? (0 ..< Int32(count)).map { $0 }
             if let bad = damagedOrdinals(property) { candidates.removeAll { bad[Int($0)] } }
@@ -957,6 +968,18 @@ extension TableProjection {
         case .integerKeys(let lists): return .integerKeys(code < lists.count ? lists[code] : [])
         case .ordinals(let lists): return .ordinals(code < lists.count ? lists[code] : [])
         }
+    }
+
+    /// `dictionary`'s codes by value, made once per projection; nil when one value has two
+    /// codes (a large dictionary appends changed values without looking them up).
+    private func codeMap(_ property: Int, _ dictionary: StringDictionary) -> [String: Int32]? {
+        if let made = lock.withLock({ codesByValue[property] }) { return made }
+        var map: [String: Int32]? = [:]
+        for (code, value) in dictionary.map({ $0 }).enumerated() {
+            guard map?.updateValue(Int32(code), forKey: value) == nil else { map = nil; break }
+        }
+        lock.withLock { codesByValue[property] = .some(map) }
+        return map
     }
 
     /// `ordinals` in their keys' byte order (primary-key order). Integer keys (one kind
