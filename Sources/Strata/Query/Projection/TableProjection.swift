@@ -693,12 +693,18 @@ extension TableProjection {
             guard o < codes.count, o < live.count, live[o], damage.map({ o < $0.count && $0[o] }) != true, codes[o] >= 0 else { return nil }
             return Int(codes[o])
         }
+        // The ordinals that change lists (same value and still there: same place).
+        let moves = changed.compactMap { o -> (ordinal: Int, before: Int?, after: Int?)? in
+            let before = member(o, oldCodes, oldLive, oldDamage), after = member(o, codes, newLive, newDamage)
+            return before == after ? nil : (o, before, after)
+        }
+        // Each move shifts about one list's entries: past the rows' count in all, building
+        // the postings again at the next equality costs less (a bulk update of the property).
+        guard moves.count * (count / Swift.max(1, dictionary.count)) <= count else { return nil }
         /// Moves each changed ordinal's entry (`entry(o)`, ordered by `precedes`) between lists.
         func moved<T: Equatable>(_ lists: [[T]], _ entry: (Int) -> T?, _ precedes: (T, T) -> Bool) -> [[T]]? {
             var lists = lists + Array(repeating: [], count: Swift.max(0, dictionary.count - lists.count))
-            for o in changed {
-                let before = member(o, oldCodes, oldLive, oldDamage), after = member(o, codes, newLive, newDamage)
-                if before == after, before != nil { continue }  // same value, still there: same place
+            for (o, before, after) in moves {
                 guard let value = entry(o) else { return nil }
                 func place(_ list: [T]) -> Int {
                     var low = 0, high = list.count

@@ -3,7 +3,9 @@
 // column scan's answer stays as ordinals of its table projection: `count` is the
 // selection's population, a key is copied only for a position that is read, and a sort
 // orders only as far as positions have been read (the first 20 of 100k matches cost a
-// pass that keeps the best 64, not a sort of 100k). Other plans answer with engine keys.
+// pass that keeps the best 64, not a sort of 100k). A property's postings answer with
+// integer primary keys (engine keys made for a position read). Other plans answer with
+// engine keys.
 
 import Foundation
 
