@@ -713,22 +713,53 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
 
     /// The key and the values of properties `values` of each row that matches, in no order.
     private func matchingRows(in realm: Realm, pending: [RowKey: PendingRow], values indexes: [Int]) -> [(key: [UInt8], values: [FieldValue])] {
-        if let (projection, selected) = selection(in: realm, pending: pending, values: indexes) {
-            var columns: [ProjectedColumn] = []
-            for index in indexes {
-                guard let column = projection.column(index, damaged: { key, error in realm.noteDamage(table: bound.table, key: key, error) }) else {
-                    return matchingRowsByScan(in: realm, pending: pending, values: indexes)
-                }
-                columns.append(column)
-            }
-            var excluded = OrdinalSet(count: projection.count, all: false)
-            for index in indexes { if let bad = projection.damagedOrdinals(index) { excluded.formUnion(bad) } }
-            return selected.ordinals.compactMap { ordinal in
+        if let (projection, selected) = selection(in: realm, pending: pending, values: indexes),
+           let (ordinals, columns) = readable(selected, of: projection, columns: indexes, in: realm) {
+            return ordinals.map { ordinal in
                 let ordinal = Int(ordinal)
-                return excluded[ordinal] ? nil : (projection.key(ordinal), columns.map { $0.value(at: ordinal) })
+                return (projection.key(ordinal), columns.map { $0.value(at: ordinal) })
             }
         }
         return matchingRowsByScan(in: realm, pending: pending, values: indexes)
+    }
+
+    /// The matching objects as ordinals of the realm's projection (ascending), with the
+    /// projected columns of properties `indexes`, without reading a row per object: every
+    /// live object without filters, a column scan's answer with them. Nil when the query
+    /// is answered another way (an index, a row scan, a list, pending rows of the type).
+    /// Objects whose value of a named property could not be read are left out, as
+    /// `matchingFields` leaves them out.
+    func matchingOrdinals(in realm: Realm, values indexes: [Int]) -> (projection: TableProjection, ordinals: [Int32], columns: [ProjectedColumn])? {
+        guard base == nil, distinct.isEmpty, realm.writeState?.rows.keys.contains(where: { $0.table == bound.table }) != true else { return nil }
+        let projection: TableProjection, selected: OrdinalSet
+        if filters.isEmpty, textFilters.isEmpty {
+            let table = bound.table
+            projection = realm.shared.projection(table: table, snapshot: realm.snapshot, properties: indexes.sorted(),
+                                                 damaged: { key, error in realm.noteDamage(table: table, key: key, error) })
+            selected = projection.liveOrdinals
+        } else if filters.isEmpty || fieldExpression != nil, let found = selection(in: realm, pending: [:], values: indexes) {
+            (projection, selected) = found
+        } else {
+            return nil
+        }
+        guard let (ordinals, columns) = readable(selected, of: projection, columns: indexes, in: realm) else { return nil }
+        return (projection, ordinals, columns)
+    }
+
+    /// `selected` without the ordinals whose value of a named property could not be read,
+    /// and those properties' columns; nil when one cannot be projected.
+    private func readable(_ selected: OrdinalSet, of projection: TableProjection, columns indexes: [Int],
+                          in realm: Realm) -> (ordinals: [Int32], columns: [ProjectedColumn])? {
+        var columns: [ProjectedColumn] = []
+        var kept = selected
+        for index in indexes {
+            guard let column = projection.column(index, damaged: { key, error in realm.noteDamage(table: bound.table, key: key, error) }) else {
+                return nil
+            }
+            columns.append(column)
+            if let bad = projection.damagedOrdinals(index) { kept.subtract(bad) }
+        }
+        return (kept.ordinals, columns)
     }
 
     /// Whether the index look-up alone is the answer: the only filter is the equality it

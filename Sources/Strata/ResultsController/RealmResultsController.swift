@@ -1,7 +1,9 @@
 // RealmResultsController: a sectioned, sorted, filtered and mapped view of a request that
 // tells its delegate which sections and rows each commit inserted, deleted, updated or
-// moved — from the commit's change set, with binary searches over the ordered keys, so the
-// cost follows the number of changed objects, not the size of the results.
+// moved — from the commit's change set, with binary searches over each section's ordered
+// keys, so the cost follows the number of changed objects, not the size of the results.
+// A fetch answered from the projection's columns counts the sections and orders none: a
+// section is ordered when it is first read or changed (a screen shows a few sections).
 
 import Foundation
 
@@ -115,14 +117,31 @@ public final class RealmResultsController<T: Object, U> {
         var section: FieldValue
     }
 
+    /// One section: its value, its size, and its keys in order once it was read or
+    /// changed; before that, its members as ordinals of the fetch's projection.
     private struct SectionInfo {
         var value: FieldValue
         var count: Int
+        var order: ChunkedOrder?
+        var members: ArraySlice<Int32> = []
     }
 
-    private var order = ChunkedOrder()
+    /// What a fetch from columns read, for ordering its sections later: unordered sections
+    /// have not changed since (a change orders the sections it touches first).
+    private struct FetchedColumns {
+        let projection: TableProjection
+        /// The section property's column (if any), then the sort keys'.
+        let columns: [ProjectedColumn]
+        /// Per ordinal of the projection: its section at the fetch (an index into
+        /// `sectionValues`), or -1 when it was not in the results.
+        let sectionOf: [Int32]
+        let sectionValues: [FieldValue]
+    }
+
+    /// Entries of the ordered sections' keys.
     private var entries: [ObjectKey: Entry] = [:]
     private var sectionList: [SectionInfo] = []
+    private var fetchedColumns: FetchedColumns?
     private var fetched = false
     private var observer: ControllerObserver?
     private var token: NotificationToken?
@@ -216,7 +235,7 @@ public final class RealmResultsController<T: Object, U> {
     /// Fetches the results and starts following the realm's commits.
     public func performFetch() throws {
         try realm.checkThread()
-        (order, entries, sectionList) = build(in: realm)
+        install(build(in: realm))
         fetched = true
         if token == nil {
             let token = NotificationToken()
@@ -246,7 +265,7 @@ public final class RealmResultsController<T: Object, U> {
             deliver(rebuild(old: nil, changes: CommitChanges()))
         } else {
             // Nobody hears the difference: refetch without computing it.
-            (order, entries, sectionList) = build(in: realm)
+            install(build(in: realm))
         }
     }
 
@@ -259,8 +278,7 @@ public final class RealmResultsController<T: Object, U> {
 
     /// Section `index` with its (mapped) objects.
     private func section(at index: Int) -> RealmSection<U> {
-        let start = sectionList[..<index].reduce(0) { $0 + $1.count }
-        let objects = order.keys(in: start ..< start + sectionList[index].count).map { mapped($0) }
+        let objects = ordered(index).all.map { mapped($0) }
         return RealmSection(keyPath: Self.sectionName(sectionList[index].value), objects: objects)
     }
 
@@ -272,9 +290,9 @@ public final class RealmResultsController<T: Object, U> {
 
     /// The object at `indexPath` (section, item).
     public func object(at indexPath: IndexPath) -> U {
-        let start = sectionList[..<indexPath.section].reduce(0) { $0 + $1.count }
-        precondition(indexPath.item < sectionList[indexPath.section].count, "\(indexPath) is out of bounds")
-        return mapped(order[start + indexPath.item])
+        precondition(indexPath.section < sectionList.count && indexPath.item < sectionList[indexPath.section].count,
+                     "\(indexPath) is out of bounds")
+        return mapped(ordered(indexPath.section)[indexPath.item])
     }
 
     /// The mapped value of `key` (an entry of the results), mapped now if it was not yet.
@@ -349,7 +367,7 @@ public final class RealmResultsController<T: Object, U> {
     }
 
     /// The first position in `order` whose entry does not come before (values, key).
-    private func lowerBound(_ values: [FieldValue], _ key: ObjectKey) -> Int {
+    private func lowerBound(_ values: [FieldValue], _ key: ObjectKey, in order: ChunkedOrder) -> Int {
         order.lowerBound { precedes(entries[$0]!.values, $0, values, key) }
     }
 
@@ -372,13 +390,31 @@ public final class RealmResultsController<T: Object, U> {
         return Entry(values: values, object: mapping ? mapper(object) : nil, section: section)
     }
 
-    /// Everything, from scratch. Without a `filter` closure, and with a translated request,
-    /// the ordering values come from the stored fields (columns or rows) and no object is
-    /// built; otherwise each object is built for the filter (and nothing is mapped).
-    private func build(in realm: Realm) -> (ChunkedOrder, [ObjectKey: Entry], [SectionInfo]) {
+    /// The state a fetch installs.
+    private struct Built {
+        var sections: [SectionInfo]
+        var entries: [ObjectKey: Entry]
+        var fetched: FetchedColumns?
+    }
+
+    private func install(_ built: Built) {
+        (sectionList, entries, fetchedColumns) = (built.sections, built.entries, built.fetched)
+    }
+
+    /// Everything, from scratch. Without a `filter` closure, with a translated sort and a
+    /// query the projection answers, the sections are counted from columns and none is
+    /// ordered (`ordered(_:)` orders one when it is read or changed). Otherwise every
+    /// section is ordered now: the ordering values come from the stored fields (columns or
+    /// rows) without building objects, or, with a filter, from each object built for it
+    /// (nothing is mapped either way).
+    private func build(in realm: Realm, lazily: Bool = true) -> Built {
+        let named = (sectionProperty.map { [$0] } ?? []) + (sortKeys?.map(\.index) ?? [])
+        if lazily, filter == nil, sortKeys != nil, let (projection, ordinals, columns) = query.matchingOrdinals(in: realm, values: named),
+           let built = sectioned(projection, ordinals, columns) {
+            return built
+        }
         // Each row: its key and its ordering values (the section's, then the sort's or the rank).
         var rows: [(key: [UInt8], values: [FieldValue])] = []
-        let named = (sectionProperty.map { [$0] } ?? []) + (sortKeys?.map(\.index) ?? [])
         if filter == nil, sortKeys != nil, let fields = query.matchingFields(in: realm, values: named) {
             rows = fields
         } else {
@@ -389,27 +425,146 @@ public final class RealmResultsController<T: Object, U> {
                 rows.append((key, entry.values))
             }
         }
-        // Sorted as positions over one flat array of values: sorting the rows (or reading a
-        // row holding a generic `U` in the comparator) retained and released every array and
-        // reference in them twice per comparison.
-        let sorted = ResultsQuery<T>.sortedPositions(rows, sortKeys: directions.enumerated().map { (index: $0.offset, reverse: $0.element) })
         var entries: [ObjectKey: Entry] = [:]
         entries.reserveCapacity(rows.count)
-        var keys: [ObjectKey] = []
-        keys.reserveCapacity(rows.count)
         var sections: [SectionInfo] = []
-        for position in sorted {
+        var keys: [ObjectKey] = []
+        func close() {
+            if !keys.isEmpty { sections[sections.count - 1].order = ChunkedOrder(keys) }
+            keys.removeAll(keepingCapacity: true)
+        }
+        for position in sortedPositions(rows) {
             let (bytes, values) = rows[position]
             let key = ObjectKey(bytes), section = sectionProperty == nil ? FieldValue.null : values[0]
             entries[key] = Entry(values: values, object: nil, section: section)
-            keys.append(key)
             if let last = sections.last, last.value == section {
                 sections[sections.count - 1].count += 1
             } else {
-                sections.append(SectionInfo(value: section, count: 1))
+                close()
+                sections.append(SectionInfo(value: section, count: 1, order: nil))
+            }
+            keys.append(key)
+        }
+        close()
+        return Built(sections: sections, entries: entries, fetched: nil)
+    }
+
+    /// Positions of `rows` in the controller's order. Sorted as positions over one flat
+    /// array of values: sorting the rows (or reading a row holding a generic `U` in the
+    /// comparator) retained and released every array and reference in them twice per
+    /// comparison.
+    private func sortedPositions(_ rows: [(key: [UInt8], values: [FieldValue])]) -> [Int] {
+        ResultsQuery<T>.sortedPositions(rows, sortKeys: directions.enumerated().map { (index: $0.offset, reverse: $0.element) })
+    }
+
+    /// The fetch from columns: `ordinals` grouped by their section value (one pass to count,
+    /// one to place), the sections in order, none ordered inside. Nil for a section column
+    /// whose values do not group exactly (NaN, or kinds kept as decoded values).
+    private func sectioned(_ projection: TableProjection, _ ordinals: [Int32], _ columns: [ProjectedColumn]) -> Built? {
+        // Each ordinal's group, and each group's value.
+        var groupOf = [Int32](repeating: -1, count: projection.count)
+        var groupValues: [FieldValue] = []
+        if sectionProperty == nil {
+            if !ordinals.isEmpty { groupValues = [.null] }
+            for ordinal in ordinals { groupOf[Int(ordinal)] = 0 }
+        } else {
+            func grouped<V: Hashable>(_ value: (Int) -> V?, _ field: (V) -> FieldValue) {
+                var groups: [V: Int32] = [:]
+                var nullGroup: Int32?
+                for ordinal in ordinals {
+                    let o = Int(ordinal)
+                    if let v = value(o) {
+                        if let g = groups[v] { groupOf[o] = g; continue }
+                        groups[v] = Int32(groupValues.count)
+                        groupOf[o] = Int32(groupValues.count)
+                        groupValues.append(field(v))
+                    } else {
+                        if nullGroup == nil { nullGroup = Int32(groupValues.count); groupValues.append(.null) }
+                        groupOf[o] = nullGroup!
+                    }
+                }
+            }
+            switch columns[0] {
+            case .string(let codes, let dictionary):
+                grouped({ codes[$0] < 0 ? nil : codes[$0] }, { .string(dictionary[Int($0)]) })
+            case .int(let values, let nulls):
+                grouped({ nulls?[$0] == true ? nil : values[$0] }, { .int($0) })
+            case .double(let values, let nulls):
+                guard !ordinals.contains(where: { values[Int($0)].isNaN && nulls?[Int($0)] != true }) else { return nil }
+                grouped({ nulls?[$0] == true ? nil : values[$0] }, { .double($0) })
+            case .date(let values, let nulls):
+                guard !ordinals.contains(where: { values[Int($0)].isNaN && nulls?[Int($0)] != true }) else { return nil }
+                grouped({ nulls?[$0] == true ? nil : values[$0] }, { .date(Date(timeIntervalSinceReferenceDate: $0)) })
+            case .values:
+                return nil
             }
         }
-        return (ChunkedOrder(keys), entries, sections)
+        // Groups in section order; groups of equal values (one string under two codes) merge.
+        let byValue = groupValues.indices.sorted { sectionPrecedes(groupValues[$0], groupValues[$1]) }
+        var sectionOfGroup = [Int32](repeating: 0, count: groupValues.count)
+        var sectionValues: [FieldValue] = []
+        for group in byValue {
+            if sectionValues.last != groupValues[group] { sectionValues.append(groupValues[group]) }
+            sectionOfGroup[group] = Int32(sectionValues.count - 1)
+        }
+        // Members placed section by section: counted, then each put at its section's next slot.
+        var counts = [Int](repeating: 0, count: sectionValues.count)
+        var sectionOf = [Int32](repeating: -1, count: projection.count)
+        for ordinal in ordinals {
+            let section = sectionOfGroup[Int(groupOf[Int(ordinal)])]
+            sectionOf[Int(ordinal)] = section
+            counts[Int(section)] += 1
+        }
+        var starts = [Int](repeating: 0, count: sectionValues.count)
+        for index in counts.indices.dropFirst() { starts[index] = starts[index - 1] + counts[index - 1] }
+        var next = starts
+        var members = [Int32](repeating: 0, count: ordinals.count)
+        for ordinal in ordinals {
+            let section = Int(sectionOf[Int(ordinal)])
+            members[next[section]] = ordinal
+            next[section] += 1
+        }
+        let sections = sectionValues.indices.map { index in
+            SectionInfo(value: sectionValues[index], count: counts[index], order: nil, members: members[starts[index] ..< starts[index] + counts[index]])
+        }
+        return Built(sections: sections, entries: [:],
+                     fetched: FetchedColumns(projection: projection, columns: columns, sectionOf: sectionOf, sectionValues: sectionValues))
+    }
+
+    /// Section `index`'s keys in order, ordering it now from the fetch's columns if it was
+    /// not yet (its members have not changed since the fetch).
+    @discardableResult
+    private func ordered(_ index: Int) -> ChunkedOrder {
+        if let order = sectionList[index].order { return order }
+        guard let fetched = fetchedColumns else {
+            preconditionFailure("results controller: section \(index) is neither ordered nor fetched from columns")
+        }
+        let rows = sectionList[index].members.map { ordinal in
+            (key: fetched.projection.key(Int(ordinal)), values: fetched.columns.map { $0.value(at: Int(ordinal)) })
+        }
+        let section = sectionList[index].value
+        var keys: [ObjectKey] = []
+        keys.reserveCapacity(rows.count)
+        for position in sortedPositions(rows) {
+            let key = ObjectKey(rows[position].key)
+            entries[key] = Entry(values: rows[position].values, object: nil, section: section)
+            keys.append(key)
+        }
+        let order = ChunkedOrder(keys)
+        sectionList[index].order = order
+        sectionList[index].members = []
+        return order
+    }
+
+    /// Orders every section (before a comparison of the whole results).
+    private func orderAll() {
+        for index in sectionList.indices { ordered(index) }
+    }
+
+    /// Orders the section holding `value`, if there is one.
+    private func orderSection(of value: FieldValue) {
+        let (index, found) = sectionIndex(of: value)
+        if found { ordered(index) }
     }
 
     // MARK: Changes
@@ -436,16 +591,6 @@ public final class RealmResultsController<T: Object, U> {
         deliver(batch)
     }
 
-    /// The index path of global position `position` in a section layout.
-    private static func path(_ position: Int, in sections: [SectionInfo]) -> IndexPath {
-        var start = 0
-        for (index, section) in sections.enumerated() {
-            if position < start + section.count { return IndexPath(item: position - start, section: index) }
-            start += section.count
-        }
-        return IndexPath(item: 0, section: sections.count)
-    }
-
     private func sectionIndex(of value: FieldValue) -> (index: Int, found: Bool) {
         var low = 0, high = sectionList.count
         while low < high {
@@ -455,48 +600,64 @@ public final class RealmResultsController<T: Object, U> {
         return (low, low < sectionList.count && sectionList[low].value == value)
     }
 
-    /// What one commit does to the controller's keys: removed (with their old position),
+    /// What one commit does to the controller's keys: removed (with their old place),
     /// added (`moved`: removed first from elsewhere), or updated where they stand.
     private struct Classified {
-        var removals: [(position: Int, key: ObjectKey)] = []
+        var removals: [(path: IndexPath, key: ObjectKey)] = []
         var additions: [(key: ObjectKey, entry: Entry, moved: Bool)] = []
         var stayed: [(key: ObjectKey, entry: Entry)] = []
     }
 
     /// One commit's changes to `T`, by binary search over the ordered keys.
     private func incremental(_ changes: TableChanges, old: Snapshot) -> Batch {
-        applied(classify(changes), old: old)
+        let keys = Array(changes.deleted) + Array(changes.modified.keys) + Array(changes.inserted)
+        // Each changed key's entry now (nil: not in the results).
+        let now = keys.map { key -> Entry? in
+            guard !changes.deleted.contains(key), let object = realm.object(bound: bound, key: key.bytes) as? T else { return nil }
+            return entry(for: object, rank: nil)
+        }
+        orderSections(touchedBy: zip(keys, now))
+        return applied(classify(zip(keys, now), changes), old: old)
     }
 
-    /// The position of `key` in the order, found by its entry's sort values.
-    private func position(of key: ObjectKey, _ entry: Entry) -> Int? {
-        let index = lowerBound(entry.values, key)
-        return index < order.count && order[index] == key ? index : nil
+    /// Orders the sections a commit changes: each changed key's section before the commit
+    /// (an ordered section's entry, else the fetch's) and after it.
+    private func orderSections(touchedBy changed: some Sequence<(ObjectKey, Entry?)>) {
+        guard let fetched = fetchedColumns, sectionList.contains(where: { $0.order == nil }) else { return }
+        for (key, now) in changed {
+            if entries[key] == nil, let ordinal = fetched.projection.ordinal(of: key.bytes), fetched.sectionOf[ordinal] >= 0 {
+                orderSection(of: fetched.sectionValues[Int(fetched.sectionOf[ordinal])])
+            }
+            if let now { orderSection(of: now.section) }
+        }
+    }
+
+    /// The place of `key` in its section, found by its entry's values.
+    private func position(of key: ObjectKey, _ entry: Entry) -> IndexPath? {
+        let (section, found) = sectionIndex(of: entry.section)
+        guard found else { return nil }
+        let order = ordered(section)
+        let item = lowerBound(entry.values, key, in: order)
+        return item < order.count && order[item] == key ? IndexPath(item: item, section: section) : nil
     }
 
     /// Step 1: each changed key's entry before and after the commit, compared.
-    private func classify(_ changes: TableChanges) -> Classified {
+    private func classify(_ changed: some Sequence<(ObjectKey, Entry?)>, _ changes: TableChanges) -> Classified {
         var result = Classified()
-        let keys = Array(changes.deleted) + Array(changes.modified.keys) + Array(changes.inserted)
-        for key in keys {
-            let before = entries[key]
-            var now: Entry?
-            if !changes.deleted.contains(key), let object = realm.object(bound: bound, key: key.bytes) as? T {
-                now = entry(for: object, rank: nil)
-            }
-            switch (before, now) {
+        for (key, now) in changed {
+            switch (entries[key], now) {
             case (nil, nil):
                 continue
             case (nil, let entry?):
                 result.additions.append((key, entry, false))
             case (let entry?, nil):
-                if let index = position(of: key, entry) { result.removals.append((index, key)) }
+                if let path = position(of: key, entry) { result.removals.append((path, key)) }
             case (let old?, let new?):
-                guard let index = position(of: key, old) else { continue }
-                if staysInPlace(key, at: index, old: old, new: new, changes: changes) {
+                guard let path = position(of: key, old) else { continue }
+                if staysInPlace(key, at: path, old: old, new: new, changes: changes) {
                     result.stayed.append((key, new))
                 } else {
-                    result.removals.append((index, key))
+                    result.removals.append((path, key))
                     result.additions.append((key, new, true))
                 }
             }
@@ -504,15 +665,16 @@ public final class RealmResultsController<T: Object, U> {
         return result
     }
 
-    /// Whether a modified key keeps its position: same sort values, or new ones that still
+    /// Whether a modified key keeps its place: same sort values, or new ones that still
     /// fall between the same neighbours in the same section. Deleted neighbours are skipped
     /// (deletions do not reorder anything); a neighbour that itself changed makes it a move,
     /// which is always safe.
-    private func staysInPlace(_ key: ObjectKey, at index: Int, old: Entry, new: Entry, changes: TableChanges) -> Bool {
+    private func staysInPlace(_ key: ObjectKey, at path: IndexPath, old: Entry, new: Entry, changes: TableChanges) -> Bool {
         if zip(old.values, new.values).allSatisfy({ QueryCompiler.order($0, $1) == .orderedSame }) { return true }
         guard old.section == new.section else { return false }
+        let order = ordered(path.section)
         return [-1, 1].allSatisfy { step in
-            var neighbour = index + step
+            var neighbour = path.item + step
             while neighbour >= 0, neighbour < order.count, changes.deleted.contains(order[neighbour]) { neighbour += step }
             guard neighbour >= 0, neighbour < order.count else { return true }
             let other = order[neighbour]
@@ -522,99 +684,125 @@ public final class RealmResultsController<T: Object, U> {
         }
     }
 
-    /// Step 2: the order, entries and sections updated, and the batch that describes it
+    /// Step 2: the orders, entries and sections updated, and the batch that describes it
     /// (old paths for removals and moves, new paths for insertions and updates).
     private func applied(_ changes: Classified, old: Snapshot) -> Batch {
         var batch = Batch()
-        let oldSections = sectionList
+        let oldValues = sectionList.map(\.value)
         var oldPaths: [ObjectKey: IndexPath] = [:]
-        for (position, key) in changes.removals { oldPaths[key] = Self.path(position, in: oldSections) }
-        for (key, _) in changes.stayed { oldPaths[key] = Self.path(position(of: key, entries[key]!)!, in: oldSections) }
-        // Remove, from the end so positions stay valid.
+        for (path, key) in changes.removals { oldPaths[key] = path }
+        for (key, _) in changes.stayed { oldPaths[key] = position(of: key, entries[key]!)! }
+        // Remove, from the last place so earlier places (and section indices) stay valid.
         let movedKeys = Set(changes.additions.filter(\.moved).map(\.key))
-        for (position, key) in changes.removals.sorted(by: { $0.position > $1.position }) {
+        for (path, key) in changes.removals.sorted(by: { $0.path > $1.path }) {
             let entry = entries[key]!
-            order.remove(at: position)
-            let section = sectionIndex(of: entry.section).index
-            sectionList[section].count -= 1
-            if sectionList[section].count == 0 { sectionList.remove(at: section) }
+            sectionList[path.section].order!.remove(at: path.item)
+            sectionList[path.section].count -= 1
+            if sectionList[path.section].count == 0 { sectionList.remove(at: path.section) }
             if !movedKeys.contains(key) {
-                batch.deleted.append((oldPaths[key]!, mappedBeforeChange(key, entry, old: old)))
+                batch.deleted.append((path, mappedBeforeChange(key, entry, old: old)))
             }
             entries[key] = nil
         }
         for (key, entry) in changes.stayed { entries[key] = entry }
         for (key, entry, _) in changes.additions {
-            entries[key] = entry
-            order.insert(key, at: lowerBound(entry.values, key))
             let (section, found) = sectionIndex(of: entry.section)
             if found {
-                sectionList[section].count += 1
+                ordered(section)
             } else {
-                sectionList.insert(SectionInfo(value: entry.section, count: 1), at: section)
+                sectionList.insert(SectionInfo(value: entry.section, count: 0, order: ChunkedOrder()), at: section)
+            }
+            entries[key] = entry
+            sectionList[section].order!.insert(key, at: lowerBound(entry.values, key, in: sectionList[section].order!))
+            sectionList[section].count += 1
+        }
+        // Sections that went away or appeared (both lists in section order: one merge).
+        let newValues = sectionList.map(\.value)
+        var i = 0, j = 0
+        while i < oldValues.count || j < newValues.count {
+            if j == newValues.count || (i < oldValues.count && sectionPrecedes(oldValues[i], newValues[j])) {
+                batch.deletedSections.append((i, oldValues[i])); i += 1
+            } else if i == oldValues.count || sectionPrecedes(newValues[j], oldValues[i]) {
+                batch.insertedSections.append(j); j += 1
+            } else {
+                i += 1; j += 1
             }
         }
-        // Sections that went away or appeared.
-        let newValues = sectionList.map(\.value)
-        let oldValues = oldSections.map(\.value)
-        for (index, value) in oldValues.enumerated() where !newValues.contains(value) {
-            batch.deletedSections.append((index, value))
-        }
-        for (index, value) in newValues.enumerated() where !oldValues.contains(value) {
-            batch.insertedSections.append(index)
-        }
         for (key, entry, moved) in changes.additions {
-            let newPath = Self.path(position(of: key, entry)!, in: sectionList)
-            batch.inserted.append((moved ? oldPaths[key] : nil, newPath, mapped(key)))
+            batch.inserted.append((moved ? oldPaths[key] : nil, position(of: key, entry)!, mapped(key)))
         }
         for (key, entry) in changes.stayed {
-            batch.updated.append((oldPaths[key]!, Self.path(position(of: key, entry)!, in: sectionList), mapped(key)))
+            batch.updated.append((oldPaths[key]!, position(of: key, entry)!, mapped(key)))
         }
         return batch
     }
 
     /// Checks the controller's state (tests call it after commits): one entry per ordered
-    /// key, the keys in sort order, and the sections ascending, distinct and counting
-    /// exactly the keys of each section value, in order. Returns the first violation, or nil.
+    /// key, each section's keys in sort order and of its value, unordered sections holding
+    /// the fetch's members, and the sections ascending, distinct and counting their keys.
+    /// Returns the first violation, or nil.
     func checkInvariants() -> String? {
-        if let problem = order.checkInvariants() { return "order: \(problem)" }
-        let keys = order.all
-        guard keys.count == entries.count else { return "\(keys.count) ordered keys but \(entries.count) entries" }
-        var runs: [(value: FieldValue, count: Int)] = []
-        for (position, key) in keys.enumerated() {
-            guard let entry = entries[key] else { return "ordered key at \(position) has no entry" }
-            if position > 0, let previous = entries[keys[position - 1]], !precedes(previous.values, keys[position - 1], entry.values, key) {
-                return "keys at \(position - 1) and \(position) are out of order"
+        var orderedKeys = 0
+        for (index, section) in sectionList.enumerated() {
+            if index > 0, !sectionPrecedes(sectionList[index - 1].value, section.value) {
+                return "sections \(index - 1) and \(index) are out of order or equal"
             }
-            if runs.last?.value == entry.section { runs[runs.count - 1].count += 1 } else { runs.append((entry.section, 1)) }
+            if section.count == 0 { return "section \(index) is empty" }
+            guard let order = section.order else {
+                if section.members.count != section.count { return "unordered section \(index) counts \(section.count) but holds \(section.members.count)" }
+                guard let fetched = fetchedColumns else { return "unordered section \(index) without fetched columns" }
+                if let wrong = section.members.first(where: { fetched.sectionValues[Int(fetched.sectionOf[Int($0)])] != section.value }) {
+                    return "unordered section \(index) holds ordinal \(wrong) of another section"
+                }
+                continue
+            }
+            if let problem = order.checkInvariants() { return "section \(index): \(problem)" }
+            if order.count != section.count { return "section \(index) counts \(section.count) but orders \(order.count) keys" }
+            let keys = order.all
+            orderedKeys += keys.count
+            for (position, key) in keys.enumerated() {
+                guard let entry = entries[key] else { return "key at \(index).\(position) has no entry" }
+                if entry.section != section.value { return "key at \(index).\(position) belongs to section \(entry.section)" }
+                if position > 0, !precedes(entries[keys[position - 1]]!.values, keys[position - 1], entry.values, key) {
+                    return "keys at \(index).\(position - 1) and \(index).\(position) are out of order"
+                }
+            }
         }
-        guard runs.count == sectionList.count else { return "\(sectionList.count) sections, but the keys fall into \(runs.count) runs" }
-        for (index, (run, section)) in zip(runs, sectionList).enumerated() where run.value != section.value || run.count != section.count {
-            return "section \(index) is \(section.value) × \(section.count), the keys give \(run.value) × \(run.count)"
+        return orderedKeys == entries.count ? nil : "\(orderedKeys) ordered keys but \(entries.count) entries"
+    }
+
+    /// The sections not ordered yet (tests check that a fetch from columns orders none).
+    var unorderedSectionCount: Int { sectionList.count { $0.order == nil } }
+
+    /// Every key in order, with its place.
+    private func flattened() -> [(key: ObjectKey, path: IndexPath)] {
+        var result: [(key: ObjectKey, path: IndexPath)] = []
+        for index in sectionList.indices {
+            for (item, key) in ordered(index).all.enumerated() { result.append((key, IndexPath(item: item, section: index))) }
         }
-        return nil
+        return result
     }
 
     /// Everything re-evaluated and compared by key (unknown changes, linked types, new filter).
     private func rebuild(old: Snapshot?, changes: CommitChanges?) -> Batch {
-        let oldOrder = order.all, oldEntries = entries, oldSections = sectionList
-        (order, entries, sectionList) = build(in: realm)
+        orderAll()
+        let oldOrder = flattened(), oldEntries = entries, oldValues = sectionList.map(\.value)
+        install(build(in: realm, lazily: false))
+        let newOrder = flattened()
         var batch = Batch()
-        let oldPositions = Dictionary(uniqueKeysWithValues: oldOrder.enumerated().map { ($1, $0) })
-        let newOrder = order.all
-        let newPositions = Dictionary(uniqueKeysWithValues: newOrder.enumerated().map { ($1, $0) })
-        for (position, key) in oldOrder.enumerated() where newPositions[key] == nil {
-            batch.deleted.append((Self.path(position, in: oldSections), mappedBeforeChange(key, oldEntries[key]!, old: old)))
+        let oldPositions = Dictionary(uniqueKeysWithValues: oldOrder.enumerated().map { ($1.key, $0) })
+        let newPositions = Dictionary(uniqueKeysWithValues: newOrder.enumerated().map { ($1.key, $0) })
+        for (key, path) in oldOrder where newPositions[key] == nil {
+            batch.deleted.append((path, mappedBeforeChange(key, oldEntries[key]!, old: old)))
         }
-        let common = newOrder.enumerated().compactMap { position, key in oldPositions[key].map { (position, $0) } }
+        let common = newOrder.enumerated().compactMap { position, item in oldPositions[item.key].map { (position, $0) } }
         let kept = Set(CollectionObserver<T>.longestIncreasing(common.map(\.1)).map { common[$0].0 })
-        for (position, key) in newOrder.enumerated() {
-            let newPath = Self.path(position, in: sectionList)
+        for (position, (key, newPath)) in newOrder.enumerated() {
             guard let oldPosition = oldPositions[key] else {
                 batch.inserted.append((nil, newPath, mapped(key)))
                 continue
             }
-            let oldPath = Self.path(oldPosition, in: oldSections)
+            let oldPath = oldOrder[oldPosition].path
             let movedSection = oldEntries[key]!.section != entries[key]!.section
             if !kept.contains(position) || movedSection {
                 batch.inserted.append((oldPath, newPath, mapped(key)))
@@ -622,7 +810,7 @@ public final class RealmResultsController<T: Object, U> {
                 batch.updated.append((oldPath, newPath, mapped(key)))
             }
         }
-        let newValues = sectionList.map(\.value), oldValues = oldSections.map(\.value)
+        let newValues = sectionList.map(\.value)
         for (index, value) in oldValues.enumerated() where !newValues.contains(value) {
             batch.deletedSections.append((index, value))
         }
