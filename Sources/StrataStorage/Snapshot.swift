@@ -64,8 +64,7 @@ public struct Snapshot: Sendable {
     /// to `damaged` with its error and skipped, so one bad record does not end the scan.
     public func scanEntries(table: UInt32, damaged: (_ key: [UInt8], _ error: any Error) -> Void,
                             _ body: (StoredEntry) throws -> Void) rethrows {
-        guard let index = directory.tables[table] else { return }
-        try index.forEach { key, location in
+        try visitAhead(table: table) { key, location in
             let value: StoredValue
             do {
                 value = try directory.readStoredValue(table: table, key: key, at: location)
@@ -76,6 +75,43 @@ public struct Snapshot: Sendable {
             try body(StoredEntry(indexKey: key, value: value))
         }
     }
+
+    /// Like ``scanEntries(table:damaged:_:)``, in the same order, with each record's key
+    /// and value bytes valid only during the call to `body`: nothing is copied and no
+    /// ``StoredValue`` is made per record (a scan that decodes a few fields of each value
+    /// spent a fifth of its time making and freeing them).
+    public func scanRecords(table: UInt32, damaged: (_ key: [UInt8], _ error: any Error) -> Void,
+                            _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) {
+        visitAhead(table: table) { key, location in
+            do {
+                try directory.withStoredBytes(table: table, key: key, at: location) { value in key.withBytes { body($0, value) } }
+            } catch {
+                damaged(key.bytes, error)
+            }
+        }
+    }
+
+    /// Calls `visit` with every live entry of `table`, in the index's (hash) order. The
+    /// records lie scattered through the segments, so each read would wait for its own
+    /// cache miss: the entries are handed on in groups of `scanLookahead`, each group's
+    /// records asked for (prefetched) before any of them is read, so the misses overlap.
+    private func visitAhead(table: UInt32, _ visit: (IndexKey, Location) throws -> Void) rethrows {
+        guard let index = directory.tables[table] else { return }
+        var group: [(key: IndexKey, location: Location)] = []
+        group.reserveCapacity(Self.scanLookahead)
+        try index.forEach { key, location in
+            directory.prefetch(location)
+            group.append((key, location))
+            if group.count == Self.scanLookahead {
+                for (key, location) in group { try visit(key, location) }
+                group.removeAll(keepingCapacity: true)
+            }
+        }
+        for (key, location) in group { try visit(key, location) }
+    }
+
+    /// Records a scan asks for ahead of reading them.
+    static let scanLookahead = 16
 
     /// Whether `table` holds `key` (no value is read).
     public func contains(table: UInt32, key: some ContiguousBytes) -> Bool {

@@ -363,12 +363,12 @@ final class ChunkedOrderTests: XCTestCase {
         var generator = SplitMix64(seed: 77)
         var model: [Int] = []
         var chunked = ChunkedOrder()
-        func key(_ value: Int) -> ObjectKey { ObjectKey(PrimaryKeyValue.int(Int64(value)).keyBytes) }
+        func key(_ value: Int) -> Int32 { Int32(value) }
         for step in 0 ..< 12000 {
             if model.isEmpty || Int.random(in: 0 ..< 3, using: &generator) > 0 {
                 let value = Int.random(in: 0 ..< 1_000_000, using: &generator)
                 // Keep both sorted: find the place by lowerBound, as the controller does.
-                let position = chunked.lowerBound { $0.bytes.lexicographicallyPrecedes(key(value).bytes) }
+                let position = chunked.lowerBound { $0 < key(value) }
                 XCTAssertEqual(position, model.firstIndex { $0 >= value } ?? model.count, "step \(step)")
                 chunked.insert(key(value), at: position)
                 model.insert(value, at: position)

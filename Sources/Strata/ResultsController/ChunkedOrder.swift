@@ -1,16 +1,18 @@
-// ChunkedOrder: the ordered keys of a results controller, as a list of short sorted
-// chunks, so inserting or removing one key moves at most a chunk's worth of keys instead
-// of the whole array (a million-object result changes in microseconds).
+// ChunkedOrder: the ordered members of a results controller's section (32-bit member ids,
+// see ControllerMembers), as a list of short sorted chunks, so inserting or removing one
+// moves at most a chunk's worth of ids instead of the whole array (a million-object result
+// changes in microseconds).
 
-/// Keys in order, stored in chunks of at most `chunkLimit`.
+/// Member ids in order, stored in chunks of at most `chunkLimit`.
 struct ChunkedOrder {
-    private(set) var chunks: [[ObjectKey]] = []
+    typealias Member = Int32
+    private(set) var chunks: [[Member]] = []
     private(set) var count = 0
     static let chunkLimit = 512
 
     init() {}
 
-    init(_ keys: [ObjectKey]) {
+    init(_ keys: [Member]) {
         var start = 0
         while start < keys.count {
             let end = min(keys.count, start + Self.chunkLimit / 2)
@@ -21,7 +23,7 @@ struct ChunkedOrder {
     }
 
     /// Every key, in order.
-    var all: [ObjectKey] { chunks.flatMap { $0 } }
+    var all: [Member] { chunks.flatMap { $0 } }
 
     /// The chunk and offset of global position `position` (`position == count` is the end).
     private func locate(_ position: Int) -> (chunk: Int, offset: Int) {
@@ -33,15 +35,15 @@ struct ChunkedOrder {
         return (max(0, chunks.count - 1), chunks.last?.count ?? 0)
     }
 
-    subscript(position: Int) -> ObjectKey {
+    subscript(position: Int) -> Member {
         let (chunk, offset) = locate(position)
         return chunks[chunk][offset]
     }
 
     /// Keys in positions `range`.
-    func keys(in range: Range<Int>) -> [ObjectKey] {
+    func keys(in range: Range<Int>) -> [Member] {
         guard !range.isEmpty else { return [] }
-        var result: [ObjectKey] = []
+        var result: [Member] = []
         result.reserveCapacity(range.count)
         var (chunk, offset) = locate(range.lowerBound)
         while result.count < range.count {
@@ -60,7 +62,7 @@ struct ChunkedOrder {
         assert(count >= 0 && (chunk >= chunks.count || !chunks[chunk].isEmpty), "ChunkedOrder.remove left an empty chunk")
     }
 
-    mutating func insert(_ key: ObjectKey, at position: Int) {
+    mutating func insert(_ key: Member, at position: Int) {
         if chunks.isEmpty {
             chunks = [[key]]
             count = 1
@@ -93,7 +95,7 @@ struct ChunkedOrder {
 
     /// The first position whose key does not satisfy `before` (keys must be partitioned:
     /// all that satisfy it come first).
-    func lowerBound(_ before: (ObjectKey) -> Bool) -> Int {
+    func lowerBound(_ before: (Member) -> Bool) -> Int {
         // The first chunk whose last key is not before; then within it.
         var low = 0, high = chunks.count
         while low < high {

@@ -108,40 +108,10 @@ public final class RealmResultsController<T: Object, U> {
     /// Tables of the types `T` links to: their changes may change what the filter or mapper sees.
     private let linkedTables: Set<UInt32>
 
-    /// One object of the results: its ordering values, its section, and its mapped value
-    /// once read (the fetch maps nothing: a row is mapped when it is first read, or when a
-    /// change reports it).
-    private struct Entry {
-        var values: [FieldValue]
-        var object: U?
-        var section: FieldValue
-    }
-
-    /// One section: its value, its size, and its keys in order once it was read or
-    /// changed; before that, its members as ordinals of the fetch's projection.
-    private struct SectionInfo {
-        var value: FieldValue
-        var count: Int
-        var order: ChunkedOrder?
-        var members: ArraySlice<Int32> = []
-    }
-
-    /// What a fetch from columns read, for ordering its sections later: unordered sections
-    /// have not changed since (a change orders the sections it touches first).
-    private struct FetchedColumns {
-        let projection: TableProjection
-        /// The section property's column (if any), then the sort keys'.
-        let columns: [ProjectedColumn]
-        /// Per ordinal of the projection: its section at the fetch (an index into
-        /// `sectionValues`), or -1 when it was not in the results.
-        let sectionOf: [Int32]
-        let sectionValues: [FieldValue]
-    }
-
-    /// Entries of the ordered sections' keys.
-    private var entries: [ObjectKey: Entry] = [:]
-    private var sectionList: [SectionInfo] = []
-    private var fetchedColumns: FetchedColumns?
+    /// The members, sections and orders.
+    private var members: ControllerMembers
+    /// Mapped values of the members read (or reported) since they last changed.
+    private var mappedObjects: [ControllerMembers.Member: U] = [:]
     private var fetched = false
     private var observer: ControllerObserver?
     private var token: NotificationToken?
@@ -214,6 +184,7 @@ public final class RealmResultsController<T: Object, U> {
         }
         directions.append(contentsOf: translated.map { $0.map(\.reverse) } ?? [false])
         self.directions = directions
+        members = ControllerMembers(rows: [], sectioned: section != nil, directions: directions)
         linkedTables = Set(bound.schema.properties.compactMap { property in
             property.kind == .object ? property.objectClassName.flatMap(request.realm.boundType(named:))?.table : nil
         })
@@ -235,7 +206,8 @@ public final class RealmResultsController<T: Object, U> {
     /// Fetches the results and starts following the realm's commits.
     public func performFetch() throws {
         try realm.checkThread()
-        install(build(in: realm))
+        members = build(in: realm)
+        mappedObjects = [:]
         fetched = true
         if token == nil {
             let token = NotificationToken()
@@ -265,7 +237,8 @@ public final class RealmResultsController<T: Object, U> {
             deliver(rebuild(old: nil, changes: CommitChanges()))
         } else {
             // Nobody hears the difference: refetch without computing it.
-            install(build(in: realm))
+            members = build(in: realm)
+            mappedObjects = [:]
         }
     }
 
@@ -273,55 +246,53 @@ public final class RealmResultsController<T: Object, U> {
     /// screen that shows a part reads ``numberOfSections``, ``numberOfObjects(at:)`` and
     /// ``object(at:)``, which map only what they return.
     public var sections: [RealmSection<U>] {
-        sectionList.indices.map(section(at:))
+        members.sections.indices.map(section(at:))
     }
 
     /// Section `index` with its (mapped) objects.
     private func section(at index: Int) -> RealmSection<U> {
-        let objects = ordered(index).all.map { mapped($0) }
-        return RealmSection(keyPath: Self.sectionName(sectionList[index].value), objects: objects)
+        let objects = members.ordered(index).all.map { mapped($0) }
+        return RealmSection(keyPath: Self.sectionName(members.sections[index].value), objects: objects)
     }
 
     /// The number of sections.
-    public var numberOfSections: Int { sectionList.count }
+    public var numberOfSections: Int { members.sections.count }
 
     /// The number of objects in section `index`.
-    public func numberOfObjects(at index: Int) -> Int { sectionList[index].count }
+    public func numberOfObjects(at index: Int) -> Int { members.sections[index].count }
 
     /// The object at `indexPath` (section, item).
     public func object(at indexPath: IndexPath) -> U {
-        precondition(indexPath.section < sectionList.count && indexPath.item < sectionList[indexPath.section].count,
+        precondition(indexPath.section < members.sections.count && indexPath.item < members.sections[indexPath.section].count,
                      "\(indexPath) is out of bounds")
-        return mapped(ordered(indexPath.section)[indexPath.item])
+        return mapped(members.ordered(indexPath.section)[indexPath.item])
     }
 
-    /// The mapped value of `key` (an entry of the results), mapped now if it was not yet.
-    private func mapped(_ key: ObjectKey) -> U {
-        if let object = entries[key]?.object { return object }
-        // The entries follow the content the controller last saw. Inside a write that deleted
-        // the object (the controller hears of it at commit), it is mapped as last committed;
-        // a row that cannot be read maps as an object reading zero values, as results show it.
+    /// The mapped value of member `id` (in the results), mapped now if it was not yet.
+    private func mapped(_ id: ControllerMembers.Member) -> U {
+        if let object = mappedObjects[id] { return object }
+        // The members follow the content the controller last saw. Inside a write that
+        // deleted the object (the controller hears of it at commit), it is mapped as last
+        // committed; a row that cannot be read maps as an object reading zero values, as
+        // results show it.
+        let key = members.key(id)
         let object: Object
-        if let current = realm.object(bound: bound, key: key.bytes) {
+        if let current = realm.object(bound: bound, key: key) {
             object = current
-        } else if let row = realm.storedRow(table: bound.table, key: key.bytes) {
-            object = realm.makeObject(bound: bound, key: key.bytes, row: row, pinned: Realm.SnapshotBox(realm.snapshot))
+        } else if let row = realm.storedRow(table: bound.table, key: key) {
+            object = realm.makeObject(bound: bound, key: key, row: row, pinned: Realm.SnapshotBox(realm.snapshot))
         } else {
-            object = realm.makeObject(bound: bound, key: key.bytes, row: nil)
+            object = realm.makeObject(bound: bound, key: key, row: nil)
         }
         let value = mapper(object as! T)
-        entries[key]?.object = value
+        mappedObjects[id] = value
         return value
     }
 
-    /// The mapped value of an entry that left the results: as mapped if it was, else the
+    /// The mapped value of a member that left the results: as mapped if it was, else the
     /// object as it was before the commit (`old`; the current content when nil).
-    private func mappedBeforeChange(_ key: ObjectKey, _ entry: Entry, old: Snapshot?) -> U {
-        if let object = entry.object { return object }
-        guard let old, let row = try? old.storedValue(table: bound.table, key: key.bytes) else {
-            return mapper(realm.makeObject(bound: bound, key: key.bytes, row: nil) as! T)
-        }
-        return mapper(realm.makeObject(bound: bound, key: key.bytes, row: row, pinned: Realm.SnapshotBox(old)) as! T)
+    private func mappedBeforeChange(_ id: ControllerMembers.Member, old: Snapshot?) -> U {
+        mappedObjects[id] ?? mappedBefore(ObjectKey(members.key(id)), old: old)
     }
 
     /// Every batch of changes from now on, as `Sendable` values.
@@ -342,38 +313,9 @@ public final class RealmResultsController<T: Object, U> {
         }
     }
 
-    /// Whether values `a` (of key `aKey`) come before `b`.
-    private func precedes(_ a: [FieldValue], _ aKey: ObjectKey, _ b: [FieldValue], _ bKey: ObjectKey) -> Bool {
-        Self.precedes(a, aKey, b, bKey, directions)
-    }
-
-    /// Whether (a, aKey) comes before (b, bKey) with sort `directions` (true: descending).
-    private static func precedes(_ a: [FieldValue], _ aKey: ObjectKey, _ b: [FieldValue], _ bKey: ObjectKey,
-                                 _ directions: [Bool]) -> Bool {
-        for position in directions.indices {
-            let reverse = directions[position]
-            switch QueryCompiler.order(a[position], b[position]) {
-            case .orderedAscending: return !reverse
-            case .orderedDescending: return reverse
-            case .orderedSame: continue
-            }
-        }
-        return aKey.bytes.lexicographicallyPrecedes(bKey.bytes)
-    }
-
-    private func sectionPrecedes(_ a: FieldValue, _ b: FieldValue) -> Bool {
-        let order = QueryCompiler.order(a, b)
-        return sectionProperty != nil && directions[0] ? order == .orderedDescending : order == .orderedAscending
-    }
-
-    /// The first position in `order` whose entry does not come before (values, key).
-    private func lowerBound(_ values: [FieldValue], _ key: ObjectKey, in order: ChunkedOrder) -> Int {
-        order.lowerBound { precedes(entries[$0]!.values, $0, values, key) }
-    }
-
     /// The entry for `object` if it belongs in the results, ranked `rank` by the request's
-    /// order; mapped now unless `mapping` is false.
-    private func entry(for object: T, rank: Int?, mapping: Bool = true) -> Entry? {
+    /// order.
+    private func entry(for object: T, rank: Int?) -> ControllerMembers.Entry? {
         guard query.matches(object), filter?(object) ?? true, let fields = object._state?.allFields() else { return nil }
         func field(_ index: Int) -> FieldValue { index < fields.count ? fields[index] : .null }
         var values: [FieldValue] = []
@@ -387,31 +329,21 @@ public final class RealmResultsController<T: Object, U> {
         } else {
             values.append(.int(Int64(rank ?? 0)))
         }
-        return Entry(values: values, object: mapping ? mapper(object) : nil, section: section)
-    }
-
-    /// The state a fetch installs.
-    private struct Built {
-        var sections: [SectionInfo]
-        var entries: [ObjectKey: Entry]
-        var fetched: FetchedColumns?
-    }
-
-    private func install(_ built: Built) {
-        (sectionList, entries, fetchedColumns) = (built.sections, built.entries, built.fetched)
+        return ControllerMembers.Entry(values: values, section: section)
     }
 
     /// Everything, from scratch. Without a `filter` closure, with a translated sort and a
     /// query the projection answers, the sections are counted from columns and none is
-    /// ordered (`ordered(_:)` orders one when it is read or changed). Otherwise every
-    /// section is ordered now: the ordering values come from the stored fields (columns or
-    /// rows) without building objects, or, with a filter, from each object built for it
-    /// (nothing is mapped either way).
-    private func build(in realm: Realm, lazily: Bool = true) -> Built {
+    /// ordered (`ControllerMembers.ordered(_:)` orders one when it is read or changed).
+    /// Otherwise every section is ordered now: the ordering values come from the stored
+    /// fields (columns or rows) without building objects, or, with a filter, from each
+    /// object built for it (nothing is mapped either way).
+    private func build(in realm: Realm, lazily: Bool = true) -> ControllerMembers {
         let named = (sectionProperty.map { [$0] } ?? []) + (sortKeys?.map(\.index) ?? [])
         if lazily, filter == nil, sortKeys != nil, let (projection, ordinals, columns) = query.matchingOrdinals(in: realm, values: named),
-           let built = sectioned(projection, ordinals, columns) {
-            return built
+           let members = ControllerMembers(projection: projection, ordinals: ordinals, columns: columns,
+                                           sectioned: sectionProperty != nil, directions: directions) {
+            return members
         }
         // Each row: its key and its ordering values (the section's, then the sort's or the rank).
         var rows: [(key: [UInt8], values: [FieldValue])] = []
@@ -421,150 +353,11 @@ public final class RealmResultsController<T: Object, U> {
             // With a translated sort the controller orders by stored values itself; otherwise
             // the request's order is kept as each object's rank.
             for (rank, key) in query.evaluate(in: realm, ordered: sortKeys == nil).enumerated() {
-                guard let object = realm.object(bound: bound, key: key) as? T, let entry = entry(for: object, rank: rank, mapping: false) else { continue }
+                guard let object = realm.object(bound: bound, key: key) as? T, let entry = entry(for: object, rank: rank) else { continue }
                 rows.append((key, entry.values))
             }
         }
-        var entries: [ObjectKey: Entry] = [:]
-        entries.reserveCapacity(rows.count)
-        var sections: [SectionInfo] = []
-        var keys: [ObjectKey] = []
-        func close() {
-            if !keys.isEmpty { sections[sections.count - 1].order = ChunkedOrder(keys) }
-            keys.removeAll(keepingCapacity: true)
-        }
-        for position in sortedPositions(rows) {
-            let (bytes, values) = rows[position]
-            let key = ObjectKey(bytes), section = sectionProperty == nil ? FieldValue.null : values[0]
-            entries[key] = Entry(values: values, object: nil, section: section)
-            if let last = sections.last, last.value == section {
-                sections[sections.count - 1].count += 1
-            } else {
-                close()
-                sections.append(SectionInfo(value: section, count: 1, order: nil))
-            }
-            keys.append(key)
-        }
-        close()
-        return Built(sections: sections, entries: entries, fetched: nil)
-    }
-
-    /// Positions of `rows` in the controller's order. Sorted as positions over one flat
-    /// array of values: sorting the rows (or reading a row holding a generic `U` in the
-    /// comparator) retained and released every array and reference in them twice per
-    /// comparison.
-    private func sortedPositions(_ rows: [(key: [UInt8], values: [FieldValue])]) -> [Int] {
-        ResultsQuery<T>.sortedPositions(rows, sortKeys: directions.enumerated().map { (index: $0.offset, reverse: $0.element) })
-    }
-
-    /// The fetch from columns: `ordinals` grouped by their section value (one pass to count,
-    /// one to place), the sections in order, none ordered inside. Nil for a section column
-    /// whose values do not group exactly (NaN, or kinds kept as decoded values).
-    private func sectioned(_ projection: TableProjection, _ ordinals: [Int32], _ columns: [ProjectedColumn]) -> Built? {
-        // Each ordinal's group, and each group's value.
-        var groupOf = [Int32](repeating: -1, count: projection.count)
-        var groupValues: [FieldValue] = []
-        if sectionProperty == nil {
-            if !ordinals.isEmpty { groupValues = [.null] }
-            for ordinal in ordinals { groupOf[Int(ordinal)] = 0 }
-        } else {
-            func grouped<V: Hashable>(_ value: (Int) -> V?, _ field: (V) -> FieldValue) {
-                var groups: [V: Int32] = [:]
-                var nullGroup: Int32?
-                for ordinal in ordinals {
-                    let o = Int(ordinal)
-                    if let v = value(o) {
-                        if let g = groups[v] { groupOf[o] = g; continue }
-                        groups[v] = Int32(groupValues.count)
-                        groupOf[o] = Int32(groupValues.count)
-                        groupValues.append(field(v))
-                    } else {
-                        if nullGroup == nil { nullGroup = Int32(groupValues.count); groupValues.append(.null) }
-                        groupOf[o] = nullGroup!
-                    }
-                }
-            }
-            switch columns[0] {
-            case .string(let codes, let dictionary):
-                grouped({ codes[$0] < 0 ? nil : codes[$0] }, { .string(dictionary[Int($0)]) })
-            case .int(let values, let nulls):
-                grouped({ nulls?[$0] == true ? nil : values[$0] }, { .int($0) })
-            case .double(let values, let nulls):
-                guard !ordinals.contains(where: { values[Int($0)].isNaN && nulls?[Int($0)] != true }) else { return nil }
-                grouped({ nulls?[$0] == true ? nil : values[$0] }, { .double($0) })
-            case .date(let values, let nulls):
-                guard !ordinals.contains(where: { values[Int($0)].isNaN && nulls?[Int($0)] != true }) else { return nil }
-                grouped({ nulls?[$0] == true ? nil : values[$0] }, { .date(Date(timeIntervalSinceReferenceDate: $0)) })
-            case .values:
-                return nil
-            }
-        }
-        // Groups in section order; groups of equal values (one string under two codes) merge.
-        let byValue = groupValues.indices.sorted { sectionPrecedes(groupValues[$0], groupValues[$1]) }
-        var sectionOfGroup = [Int32](repeating: 0, count: groupValues.count)
-        var sectionValues: [FieldValue] = []
-        for group in byValue {
-            if sectionValues.last != groupValues[group] { sectionValues.append(groupValues[group]) }
-            sectionOfGroup[group] = Int32(sectionValues.count - 1)
-        }
-        // Members placed section by section: counted, then each put at its section's next slot.
-        var counts = [Int](repeating: 0, count: sectionValues.count)
-        var sectionOf = [Int32](repeating: -1, count: projection.count)
-        for ordinal in ordinals {
-            let section = sectionOfGroup[Int(groupOf[Int(ordinal)])]
-            sectionOf[Int(ordinal)] = section
-            counts[Int(section)] += 1
-        }
-        var starts = [Int](repeating: 0, count: sectionValues.count)
-        for index in counts.indices.dropFirst() { starts[index] = starts[index - 1] + counts[index - 1] }
-        var next = starts
-        var members = [Int32](repeating: 0, count: ordinals.count)
-        for ordinal in ordinals {
-            let section = Int(sectionOf[Int(ordinal)])
-            members[next[section]] = ordinal
-            next[section] += 1
-        }
-        let sections = sectionValues.indices.map { index in
-            SectionInfo(value: sectionValues[index], count: counts[index], order: nil, members: members[starts[index] ..< starts[index] + counts[index]])
-        }
-        return Built(sections: sections, entries: [:],
-                     fetched: FetchedColumns(projection: projection, columns: columns, sectionOf: sectionOf, sectionValues: sectionValues))
-    }
-
-    /// Section `index`'s keys in order, ordering it now from the fetch's columns if it was
-    /// not yet (its members have not changed since the fetch).
-    @discardableResult
-    private func ordered(_ index: Int) -> ChunkedOrder {
-        if let order = sectionList[index].order { return order }
-        guard let fetched = fetchedColumns else {
-            preconditionFailure("results controller: section \(index) is neither ordered nor fetched from columns")
-        }
-        let rows = sectionList[index].members.map { ordinal in
-            (key: fetched.projection.key(Int(ordinal)), values: fetched.columns.map { $0.value(at: Int(ordinal)) })
-        }
-        let section = sectionList[index].value
-        var keys: [ObjectKey] = []
-        keys.reserveCapacity(rows.count)
-        for position in sortedPositions(rows) {
-            let key = ObjectKey(rows[position].key)
-            entries[key] = Entry(values: rows[position].values, object: nil, section: section)
-            keys.append(key)
-        }
-        let order = ChunkedOrder(keys)
-        sectionList[index].order = order
-        sectionList[index].members = []
-        return order
-    }
-
-    /// Orders every section (before a comparison of the whole results).
-    private func orderAll() {
-        for index in sectionList.indices { ordered(index) }
-    }
-
-    /// Orders the section holding `value`, if there is one.
-    private func orderSection(of value: FieldValue) {
-        let (index, found) = sectionIndex(of: value)
-        if found { ordered(index) }
+        return ControllerMembers(rows: rows, sectioned: sectionProperty != nil, directions: directions)
     }
 
     // MARK: Changes
@@ -591,233 +384,187 @@ public final class RealmResultsController<T: Object, U> {
         deliver(batch)
     }
 
-    private func sectionIndex(of value: FieldValue) -> (index: Int, found: Bool) {
-        var low = 0, high = sectionList.count
-        while low < high {
-            let mid = (low + high) / 2
-            if sectionPrecedes(sectionList[mid].value, value) { low = mid + 1 } else { high = mid }
-        }
-        return (low, low < sectionList.count && sectionList[low].value == value)
+    /// One changed key: its member id (nil when the controller never met it), its entry
+    /// before the commit and after it (nil: not in the results).
+    private struct Change {
+        var key: ObjectKey
+        var id: ControllerMembers.Member?
+        var before: ControllerMembers.Entry?
+        var now: ControllerMembers.Entry?
     }
 
-    /// What one commit does to the controller's keys: removed (with their old place),
+    /// What one commit does to the controller's members: removed (with their old place),
     /// added (`moved`: removed first from elsewhere), or updated where they stand.
     private struct Classified {
-        var removals: [(path: IndexPath, key: ObjectKey)] = []
-        var additions: [(key: ObjectKey, entry: Entry, moved: Bool)] = []
-        var stayed: [(key: ObjectKey, entry: Entry)] = []
+        var removals: [(path: IndexPath, id: ControllerMembers.Member)] = []
+        var additions: [(id: ControllerMembers.Member, entry: ControllerMembers.Entry, moved: Bool)] = []
+        var stayed: [(id: ControllerMembers.Member, entry: ControllerMembers.Entry)] = []
     }
 
-    /// One commit's changes to `T`, by binary search over the ordered keys.
+    /// One commit's changes to `T`, by binary search over the ordered sections (a section
+    /// is ordered when a change first looks a place up in it: until then it is as fetched).
     private func incremental(_ changes: TableChanges, old: Snapshot) -> Batch {
         let keys = Array(changes.deleted) + Array(changes.modified.keys) + Array(changes.inserted)
-        // Each changed key's entry now (nil: not in the results).
-        let now = keys.map { key -> Entry? in
-            guard !changes.deleted.contains(key), let object = realm.object(bound: bound, key: key.bytes) as? T else { return nil }
-            return entry(for: object, rank: nil)
-        }
-        orderSections(touchedBy: zip(keys, now))
-        return applied(classify(zip(keys, now), changes), old: old)
-    }
-
-    /// Orders the sections a commit changes: each changed key's section before the commit
-    /// (an ordered section's entry, else the fetch's) and after it.
-    private func orderSections(touchedBy changed: some Sequence<(ObjectKey, Entry?)>) {
-        guard let fetched = fetchedColumns, sectionList.contains(where: { $0.order == nil }) else { return }
-        for (key, now) in changed {
-            if entries[key] == nil, let ordinal = fetched.projection.ordinal(of: key.bytes), fetched.sectionOf[ordinal] >= 0 {
-                orderSection(of: fetched.sectionValues[Int(fetched.sectionOf[ordinal])])
+        let changed = keys.map { key -> Change in
+            let id = members.id(of: key.bytes)
+            var now: ControllerMembers.Entry?
+            if !changes.deleted.contains(key), let object = realm.object(bound: bound, key: key.bytes) as? T {
+                now = entry(for: object, rank: nil)
             }
-            if let now { orderSection(of: now.section) }
+            return Change(key: key, id: id, before: id.flatMap(members.entry), now: now)
         }
-    }
-
-    /// The place of `key` in its section, found by its entry's values.
-    private func position(of key: ObjectKey, _ entry: Entry) -> IndexPath? {
-        let (section, found) = sectionIndex(of: entry.section)
-        guard found else { return nil }
-        let order = ordered(section)
-        let item = lowerBound(entry.values, key, in: order)
-        return item < order.count && order[item] == key ? IndexPath(item: item, section: section) : nil
+        return applied(classify(changed, changes), old: old)
     }
 
     /// Step 1: each changed key's entry before and after the commit, compared.
-    private func classify(_ changed: some Sequence<(ObjectKey, Entry?)>, _ changes: TableChanges) -> Classified {
+    private func classify(_ changed: [Change], _ changes: TableChanges) -> Classified {
         var result = Classified()
-        for (key, now) in changed {
-            switch (entries[key], now) {
+        for change in changed {
+            switch (change.before, change.now) {
             case (nil, nil):
                 continue
             case (nil, let entry?):
-                result.additions.append((key, entry, false))
+                result.additions.append((members.assignID(to: change.key.bytes), entry, false))
             case (let entry?, nil):
-                if let path = position(of: key, entry) { result.removals.append((path, key)) }
+                if let path = members.place(of: change.id!, entry) { result.removals.append((path, change.id!)) }
             case (let old?, let new?):
-                guard let path = position(of: key, old) else { continue }
-                if staysInPlace(key, at: path, old: old, new: new, changes: changes) {
-                    result.stayed.append((key, new))
+                let id = change.id!
+                guard let path = members.place(of: id, old) else { continue }
+                if staysInPlace(id, at: path, old: old, new: new, changes: changes) {
+                    result.stayed.append((id, new))
                 } else {
-                    result.removals.append((path, key))
-                    result.additions.append((key, new, true))
+                    result.removals.append((path, id))
+                    result.additions.append((id, new, true))
                 }
             }
         }
         return result
     }
 
-    /// Whether a modified key keeps its place: same sort values, or new ones that still
+    /// Whether a modified member keeps its place: same sort values, or new ones that still
     /// fall between the same neighbours in the same section. Deleted neighbours are skipped
     /// (deletions do not reorder anything); a neighbour that itself changed makes it a move,
     /// which is always safe.
-    private func staysInPlace(_ key: ObjectKey, at path: IndexPath, old: Entry, new: Entry, changes: TableChanges) -> Bool {
+    private func staysInPlace(_ id: ControllerMembers.Member, at path: IndexPath, old: ControllerMembers.Entry,
+                              new: ControllerMembers.Entry, changes: TableChanges) -> Bool {
         if zip(old.values, new.values).allSatisfy({ QueryCompiler.order($0, $1) == .orderedSame }) { return true }
         guard old.section == new.section else { return false }
-        let order = ordered(path.section)
+        let order = members.ordered(path.section)
+        let key = members.key(id)[...]
         return [-1, 1].allSatisfy { step in
             var neighbour = path.item + step
-            while neighbour >= 0, neighbour < order.count, changes.deleted.contains(order[neighbour]) { neighbour += step }
+            while neighbour >= 0, neighbour < order.count, changes.deleted.contains(ObjectKey(members.key(order[neighbour]))) { neighbour += step }
             guard neighbour >= 0, neighbour < order.count else { return true }
-            let other = order[neighbour]
-            let touched = changes.modified[other] != nil || changes.deleted.contains(other) || changes.inserted.contains(other)
-            guard !touched, let values = entries[other]?.values else { return false }
-            return step < 0 ? precedes(values, other, new.values, key) : precedes(new.values, key, values, other)
+            let other = order[neighbour], otherKey = ObjectKey(members.key(other))
+            let touched = changes.modified[otherKey] != nil || changes.deleted.contains(otherKey) || changes.inserted.contains(otherKey)
+            guard !touched, let values = members.entry(other)?.values else { return false }
+            return step < 0 ? members.precedes(values, otherKey.bytes[...], new.values, key)
+                            : members.precedes(new.values, key, values, otherKey.bytes[...])
         }
     }
 
-    /// Step 2: the orders, entries and sections updated, and the batch that describes it
-    /// (old paths for removals and moves, new paths for insertions and updates).
+    /// Step 2: the members and sections updated, and the batch that describes it (old
+    /// paths for removals and moves, new paths for insertions and updates).
     private func applied(_ changes: Classified, old: Snapshot) -> Batch {
         var batch = Batch()
-        let oldValues = sectionList.map(\.value)
-        var oldPaths: [ObjectKey: IndexPath] = [:]
-        for (path, key) in changes.removals { oldPaths[key] = path }
-        for (key, _) in changes.stayed { oldPaths[key] = position(of: key, entries[key]!)! }
+        let oldValues = members.sections.map(\.value)
+        var oldPaths: [ControllerMembers.Member: IndexPath] = [:]
+        for (path, id) in changes.removals { oldPaths[id] = path }
+        for (id, _) in changes.stayed { oldPaths[id] = members.place(of: id, members.entry(id)!)! }
         // Remove, from the last place so earlier places (and section indices) stay valid.
-        let movedKeys = Set(changes.additions.filter(\.moved).map(\.key))
-        for (path, key) in changes.removals.sorted(by: { $0.path > $1.path }) {
-            let entry = entries[key]!
-            sectionList[path.section].order!.remove(at: path.item)
-            sectionList[path.section].count -= 1
-            if sectionList[path.section].count == 0 { sectionList.remove(at: path.section) }
-            if !movedKeys.contains(key) {
-                batch.deleted.append((path, mappedBeforeChange(key, entry, old: old)))
+        let movedIDs = Set(changes.additions.filter(\.moved).map(\.id))
+        for (path, id) in changes.removals.sorted(by: { $0.path > $1.path }) {
+            if !movedIDs.contains(id) {
+                batch.deleted.append((path, mappedBeforeChange(id, old: old)))
             }
-            entries[key] = nil
+            members.remove(id, at: path)
+            mappedObjects[id] = nil
         }
-        for (key, entry) in changes.stayed { entries[key] = entry }
-        for (key, entry, _) in changes.additions {
-            let (section, found) = sectionIndex(of: entry.section)
-            if found {
-                ordered(section)
-            } else {
-                sectionList.insert(SectionInfo(value: entry.section, count: 0, order: ChunkedOrder()), at: section)
-            }
-            entries[key] = entry
-            sectionList[section].order!.insert(key, at: lowerBound(entry.values, key, in: sectionList[section].order!))
-            sectionList[section].count += 1
+        for (id, entry) in changes.stayed {
+            members.update(id, entry)
+            mappedObjects[id] = nil
+        }
+        for (id, entry, _) in changes.additions {
+            members.insert(id, entry)
+            mappedObjects[id] = nil
         }
         // Sections that went away or appeared (both lists in section order: one merge).
-        let newValues = sectionList.map(\.value)
+        let newValues = members.sections.map(\.value)
         var i = 0, j = 0
         while i < oldValues.count || j < newValues.count {
-            if j == newValues.count || (i < oldValues.count && sectionPrecedes(oldValues[i], newValues[j])) {
+            if j == newValues.count || (i < oldValues.count && members.sectionPrecedes(oldValues[i], newValues[j])) {
                 batch.deletedSections.append((i, oldValues[i])); i += 1
-            } else if i == oldValues.count || sectionPrecedes(newValues[j], oldValues[i]) {
+            } else if i == oldValues.count || members.sectionPrecedes(newValues[j], oldValues[i]) {
                 batch.insertedSections.append(j); j += 1
             } else {
                 i += 1; j += 1
             }
         }
-        for (key, entry, moved) in changes.additions {
-            batch.inserted.append((moved ? oldPaths[key] : nil, position(of: key, entry)!, mapped(key)))
+        for (id, entry, moved) in changes.additions {
+            batch.inserted.append((moved ? oldPaths[id] : nil, members.place(of: id, entry)!, mapped(id)))
         }
-        for (key, entry) in changes.stayed {
-            batch.updated.append((oldPaths[key]!, position(of: key, entry)!, mapped(key)))
+        for (id, entry) in changes.stayed {
+            batch.updated.append((oldPaths[id]!, members.place(of: id, entry)!, mapped(id)))
         }
         return batch
     }
 
-    /// Checks the controller's state (tests call it after commits): one entry per ordered
-    /// key, each section's keys in sort order and of its value, unordered sections holding
-    /// the fetch's members, and the sections ascending, distinct and counting their keys.
-    /// Returns the first violation, or nil.
-    func checkInvariants() -> String? {
-        var orderedKeys = 0
-        for (index, section) in sectionList.enumerated() {
-            if index > 0, !sectionPrecedes(sectionList[index - 1].value, section.value) {
-                return "sections \(index - 1) and \(index) are out of order or equal"
-            }
-            if section.count == 0 { return "section \(index) is empty" }
-            guard let order = section.order else {
-                if section.members.count != section.count { return "unordered section \(index) counts \(section.count) but holds \(section.members.count)" }
-                guard let fetched = fetchedColumns else { return "unordered section \(index) without fetched columns" }
-                if let wrong = section.members.first(where: { fetched.sectionValues[Int(fetched.sectionOf[Int($0)])] != section.value }) {
-                    return "unordered section \(index) holds ordinal \(wrong) of another section"
-                }
-                continue
-            }
-            if let problem = order.checkInvariants() { return "section \(index): \(problem)" }
-            if order.count != section.count { return "section \(index) counts \(section.count) but orders \(order.count) keys" }
-            let keys = order.all
-            orderedKeys += keys.count
-            for (position, key) in keys.enumerated() {
-                guard let entry = entries[key] else { return "key at \(index).\(position) has no entry" }
-                if entry.section != section.value { return "key at \(index).\(position) belongs to section \(entry.section)" }
-                if position > 0, !precedes(entries[keys[position - 1]]!.values, keys[position - 1], entry.values, key) {
-                    return "keys at \(index).\(position - 1) and \(index).\(position) are out of order"
-                }
-            }
-        }
-        return orderedKeys == entries.count ? nil : "\(orderedKeys) ordered keys but \(entries.count) entries"
-    }
+    /// Checks the controller's state (tests call it after commits); see
+    /// `ControllerMembers.checkInvariants()`. Returns the first violation, or nil.
+    func checkInvariants() -> String? { members.checkInvariants() }
 
     /// The sections not ordered yet (tests check that a fetch from columns orders none).
-    var unorderedSectionCount: Int { sectionList.count { $0.order == nil } }
-
-    /// Every key in order, with its place.
-    private func flattened() -> [(key: ObjectKey, path: IndexPath)] {
-        var result: [(key: ObjectKey, path: IndexPath)] = []
-        for index in sectionList.indices {
-            for (item, key) in ordered(index).all.enumerated() { result.append((key, IndexPath(item: item, section: index))) }
-        }
-        return result
-    }
+    var unorderedSectionCount: Int { members.unorderedCount }
 
     /// Everything re-evaluated and compared by key (unknown changes, linked types, new filter).
     private func rebuild(old: Snapshot?, changes: CommitChanges?) -> Batch {
-        orderAll()
-        let oldOrder = flattened(), oldEntries = entries, oldValues = sectionList.map(\.value)
-        install(build(in: realm, lazily: false))
-        let newOrder = flattened()
+        let before = members.flattened().map { (key: ObjectKey(members.key($0.id)), id: $0.id, path: $0.path, section: members.entry($0.id)!.section) }
+        let oldMapped = mappedObjects
+        members = build(in: realm, lazily: false)
+        mappedObjects = [:]
+        let after = members.flattened().map { (key: ObjectKey(members.key($0.id)), id: $0.id, path: $0.path) }
         var batch = Batch()
-        let oldPositions = Dictionary(uniqueKeysWithValues: oldOrder.enumerated().map { ($1.key, $0) })
-        let newPositions = Dictionary(uniqueKeysWithValues: newOrder.enumerated().map { ($1.key, $0) })
-        for (key, path) in oldOrder where newPositions[key] == nil {
-            batch.deleted.append((path, mappedBeforeChange(key, oldEntries[key]!, old: old)))
+        let oldPositions = Dictionary(uniqueKeysWithValues: before.enumerated().map { ($1.key, $0) })
+        let newPositions = Dictionary(uniqueKeysWithValues: after.enumerated().map { ($1.key, $0) })
+        for item in before where newPositions[item.key] == nil {
+            batch.deleted.append((item.path, oldMapped[item.id] ?? mappedBefore(item.key, old: old)))
         }
-        let common = newOrder.enumerated().compactMap { position, item in oldPositions[item.key].map { (position, $0) } }
+        let common = after.enumerated().compactMap { position, item in oldPositions[item.key].map { (position, $0) } }
         let kept = Set(CollectionObserver<T>.longestIncreasing(common.map(\.1)).map { common[$0].0 })
-        for (position, (key, newPath)) in newOrder.enumerated() {
-            guard let oldPosition = oldPositions[key] else {
-                batch.inserted.append((nil, newPath, mapped(key)))
+        for (position, item) in after.enumerated() {
+            guard let oldPosition = oldPositions[item.key] else {
+                batch.inserted.append((nil, item.path, mapped(item.id)))
                 continue
             }
-            let oldPath = oldOrder[oldPosition].path
-            let movedSection = oldEntries[key]!.section != entries[key]!.section
+            let oldPath = before[oldPosition].path
+            let movedSection = before[oldPosition].section != members.entry(item.id)!.section
             if !kept.contains(position) || movedSection {
-                batch.inserted.append((oldPath, newPath, mapped(key)))
-            } else if changed(key, old: old, changes: changes) {
-                batch.updated.append((oldPath, newPath, mapped(key)))
+                batch.inserted.append((oldPath, item.path, mapped(item.id)))
+            } else if changed(item.key, old: old, changes: changes) {
+                batch.updated.append((oldPath, item.path, mapped(item.id)))
+            } else if let value = oldMapped[before[oldPosition].id] {
+                mappedObjects[item.id] = value
             }
         }
-        let newValues = sectionList.map(\.value)
-        for (index, value) in oldValues.enumerated() where !newValues.contains(value) {
+        let newValues = members.sections.map(\.value), oldValues = Set(before.map(\.section))
+        let newSet = Set(newValues)
+        var oldSections: [FieldValue] = []
+        for item in before where oldSections.last != item.section { oldSections.append(item.section) }
+        for (index, value) in oldSections.enumerated() where !newSet.contains(value) {
             batch.deletedSections.append((index, value))
         }
         for (index, value) in newValues.enumerated() where !oldValues.contains(value) {
             batch.insertedSections.append(index)
         }
         return batch
+    }
+
+    /// The object of `key` as it was before the commit (`old`; the current content when nil), mapped.
+    private func mappedBefore(_ key: ObjectKey, old: Snapshot?) -> U {
+        guard let old, let row = try? old.storedValue(table: bound.table, key: key.bytes) else {
+            return mapper(realm.makeObject(bound: bound, key: key.bytes, row: nil) as! T)
+        }
+        return mapper(realm.makeObject(bound: bound, key: key.bytes, row: row, pinned: Realm.SnapshotBox(old)) as! T)
     }
 
     /// Whether the object, or an object it links to, changed in the commit(s).

@@ -2,6 +2,7 @@
 // reads the segment. It unmaps when the last holder lets go, so a snapshot keeps its view
 // valid however the store moves on (remaps, compaction, close).
 
+import CStrataSupport
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -34,5 +35,12 @@ final class MappedRegion: @unchecked Sendable {
         guard let base, offset >= 0, count >= 0, offset <= limit &- count,
               offset <= length &- count else { return nil }
         return UnsafeRawBufferPointer(start: base + offset, count: count)
+    }
+
+    /// Hints that the bytes at `offset` will be read soon (`strata_prefetch`); nothing when
+    /// `offset` is outside the readable bytes.
+    func prefetch(at offset: Int, limit: Int) {
+        guard let base, offset >= 0, offset < limit, offset < length else { return }
+        strata_prefetch(base + offset)
     }
 }

@@ -96,6 +96,12 @@ struct KeyDirectory: Sendable {
     var sealedSlots: Int { sealed.count }
 
     @inline(__always)
+    /// Hints that the record at `location` will be read soon (a scan, a few records ahead).
+    func prefetch(_ location: Location) {
+        guard let view = segment(location.segment) else { return }
+        view.region.prefetch(at: Int(location.offset), limit: view.length)
+    }
+
     func segment(_ id: UInt32) -> SegmentView? {
         if let active, active.id == id { return active }
         if let index = windowIndex(id) { return sealed[index] }
@@ -152,6 +158,20 @@ struct KeyDirectory: Sendable {
             if view.cipher != nil { return StoredValue(bytes: Array(record.storedValue)) }
             let offset = Int(location.offset) + RecordFormat.headerSize + record.key.count
             return StoredValue(region: view.region, offset: offset, count: record.storedValue.count)
+        }
+    }
+
+    /// Calls `body` with the value bytes of the put of `key` in `table` at `location`, valid
+    /// only during the call: where they lie in the mapping, or decompressed (decrypted)
+    /// into a scratch buffer. A scan's way to read values without a ``StoredValue`` each.
+    func withStoredBytes<R>(table: UInt32, key: IndexKey, at location: Location, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try withPut(table: table, key: key, at: location) { record in
+            guard record.compressed else { return try body(record.storedValue) }
+            guard let value = record.value() else {
+                throw StoreError.corrupted(segment: segmentName(location.segment), offset: Int(location.offset),
+                                           reason: "compressed value does not decompress")
+            }
+            return try value.withUnsafeBytes(body)
         }
     }
 

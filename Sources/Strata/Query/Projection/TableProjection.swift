@@ -493,17 +493,17 @@ final class TableProjection: @unchecked Sendable {
         keyEnds.reserveCapacity(expected)
         var builders = properties.map { _ in ProjectedColumn.Builder(capacity: expected) }
         var fieldDamage = properties.map { _ in [Int]() }
-        snapshot.scanEntries(table: table, damaged: damaged) { entry in
+        snapshot.scanRecords(table: table, damaged: damaged) { key, value in
             let ordinal = keyEnds.count
-            entry.withKeyBytes { keyBytes.append(contentsOf: $0) }
+            keyBytes.append(contentsOf: key)
             keyEnds.append(keyBytes.count)
-            for (position, property) in properties.enumerated() {
+            for position in properties.indices {
                 do {
-                    builders[position].append(try RowFormat.field(property, of: entry.value))
+                    builders[position].append(try RowFormat.field(properties[position], of: value))
                 } catch {
                     builders[position].append(.null)
                     fieldDamage[position].append(ordinal)
-                    damaged(entry.key, error)
+                    damaged(Array(key), error)
                 }
             }
         }
@@ -532,7 +532,7 @@ final class TableProjection: @unchecked Sendable {
         if let column = lock.withLock({ columns[property] }) { return column }
         var builder = ProjectedColumn.Builder(capacity: count)
         var fieldDamage: [Int] = []
-        func add(_ ordinal: Int, _ row: StoredValue) {
+        func add(_ ordinal: Int, _ row: some ContiguousBytes) {
             do {
                 builder.append(try RowFormat.field(property, of: row))
             } catch {
@@ -544,12 +544,12 @@ final class TableProjection: @unchecked Sendable {
         if scanOrdered {
             var ordinal = 0
             var aligned = true
-            snapshot.scanEntries(table: table, damaged: { _, _ in }) { entry in
-                guard aligned, ordinal < count, entry.withKeyBytes({ self.key(ordinal, is: $0) }) else {
+            snapshot.scanRecords(table: table, damaged: { _, _ in }) { key, value in
+                guard aligned, ordinal < count, self.key(ordinal, is: key) else {
                     aligned = false
                     return
                 }
-                add(ordinal, entry.value)
+                add(ordinal, value)
                 ordinal += 1
             }
             guard aligned, ordinal == count else { return nil }
@@ -923,8 +923,18 @@ extension TableProjection {
     /// after a number: equal to it, so the key decides).
     func sorted(_ ordinals: [Int32], by sortKeys: [(column: ProjectedColumn, reverse: Bool)], general: Bool = false) -> [Int32] {
         if sortKeys.isEmpty { return sortedByKey(ordinals) }
-        if !general, sortKeys.count == 1, let numeric = Self.numericValues(sortKeys[0].column) {
-            return sorted(ordinals, byNumbers: numeric, reverse: sortKeys[0].reverse)
+        if !general, sortKeys.count == 1 {
+            // (Read where they lie: converting a whole column per sort cost more than a
+            // small sort.)
+            switch sortKeys[0].column {
+            case .int(let values, nil): return sorted(ordinals, byNumbers: values, of: sortKeys[0].column, reverse: sortKeys[0].reverse)
+            case .double(let values, nil), .date(let values, nil):
+                return sorted(ordinals, byNumbers: values, of: sortKeys[0].column, reverse: sortKeys[0].reverse)
+            default: break
+            }
+        }
+        if sortKeys.count == 1, case .string(let codes, let dictionary) = sortKeys[0].column {
+            return sorted(ordinals, byStrings: codes, dictionary, reverse: sortKeys[0].reverse)
         }
         var ordinals = ordinals
         withKeyOrder { keyPrecedes in
@@ -1051,12 +1061,12 @@ extension TableProjection {
     /// compared only between equal values. NaN is equal to every number under the row
     /// rule (`QueryCompiler.order`), which is no order a sort can keep, so a column with
     /// NaN takes the general path.
-    private func sorted(_ ordinals: [Int32], byNumbers values: [Double], reverse: Bool) -> [Int32] {
-        var pairs: [(value: Double, ordinal: Int32)] = []
+    private func sorted<T: Comparable>(_ ordinals: [Int32], byNumbers values: [T], of column: ProjectedColumn, reverse: Bool) -> [Int32] {
+        var pairs: [(value: T, ordinal: Int32)] = []
         pairs.reserveCapacity(ordinals.count)
         for ordinal in ordinals {
             let value = values[Int(ordinal)]
-            if value.isNaN { return sorted(ordinals, by: [(.double(values, nulls: nil), reverse)], general: true) }
+            if value != value { return sorted(ordinals, by: [(column, reverse)], general: true) }   // NaN
             pairs.append((value, ordinal))
         }
         withKeyOrder { keyPrecedes in
@@ -1064,6 +1074,30 @@ extension TableProjection {
                 pairs.sort { $0.value != $1.value ? $0.value > $1.value : keyPrecedes(Int($0.ordinal), Int($1.ordinal)) }
             } else {
                 pairs.sort { $0.value != $1.value ? $0.value < $1.value : keyPrecedes(Int($0.ordinal), Int($1.ordinal)) }
+            }
+        }
+        return pairs.map(\.ordinal)
+    }
+
+    /// One string sort key: each item's `String` made once from the dictionary (not twice
+    /// per comparison), then (string, ordinal) pairs sorted by `String`'s own order, the
+    /// row rule's: nil first, equal strings (canonically equivalent ones too) by key.
+    private func sorted(_ ordinals: [Int32], byStrings codes: [Int32], _ dictionary: StringDictionary, reverse: Bool) -> [Int32] {
+        var pairs = ordinals.map { ordinal -> (value: String?, ordinal: Int32) in
+            let code = codes[Int(ordinal)]
+            return (code < 0 ? nil : dictionary[Int(code)], ordinal)
+        }
+        withKeyOrder { keyPrecedes in
+            pairs.sort { a, b in
+                switch (a.value, b.value) {
+                case (nil, nil): break
+                case (nil, _): return !reverse
+                case (_, nil): return reverse
+                case (let x?, let y?):
+                    if x < y { return !reverse }
+                    if y < x { return reverse }
+                }
+                return keyPrecedes(Int(a.ordinal), Int(b.ordinal))
             }
         }
         return pairs.map(\.ordinal)
@@ -1205,12 +1239,29 @@ struct StringDictionary {
 /// one hash of its bytes and one comparison (a `[String: Int32]` hashed every `String` with
 /// SipHash and again on each growth: a quarter of a 1M-row projection's build). Equal bytes
 /// share a code; canonically equivalent spellings get one each (see `ProjectedColumn.string`).
+/// A column that proves (nearly) unique stops looking values up: each row appends its own
+/// entry, as a column of offsets would hold it, because for unique values the table only
+/// added two cache misses a row (its slot, and the entry compared) and saved nothing.
 struct DictionaryCodes {
     private var slots = [Int32](repeating: -1, count: 64)
     private var used = 0
+    private var looked = 0
+    private var appendsOnly = false
+    /// Rows looked up before judging, and the share of new values that makes a column unique.
+    private static let judgedAfter = 16_384, uniqueShare = 0.9
 
     /// The code of `utf8`'s entry in `dictionary`, appended there first if it is new.
     mutating func code(of utf8: UnsafeRawBufferPointer, in dictionary: inout StringDictionary) -> Int32 {
+        if appendsOnly {
+            dictionary.append(utf8: utf8)
+            return Int32(dictionary.count - 1)
+        }
+        looked += 1
+        if looked == Self.judgedAfter, Double(used) >= Double(looked) * Self.uniqueShare {
+            appendsOnly = true
+            slots = []
+            return code(of: utf8, in: &dictionary)
+        }
         if (used + 1) * 4 > slots.count * 3 { grow(dictionary) }
         let mask = slots.count - 1
         var slot = Int(truncatingIfNeeded: Self.hash(utf8)) & mask
