@@ -126,7 +126,34 @@ struct ControllerMembers {
             case .string(let codes, let dictionary):
                 grouped({ codes[$0] < 0 ? nil : codes[$0] }, { .string(dictionary[Int($0)]) })
             case .int(let values, let nulls):
-                grouped({ nulls?[$0] == true ? nil : values[$0] }, { .int($0) })
+                // Values within a narrow range (ids, counts, small enums) group through an
+                // array indexed by value instead of a hash table.
+                var low = Int64.max, high = Int64.min
+                for ordinal in ordinals where nulls?[Int(ordinal)] != true {
+                    low = min(low, values[Int(ordinal)])
+                    high = max(high, values[Int(ordinal)])
+                }
+                let span = high.subtractingReportingOverflow(low)
+                if low <= high, !span.overflow, span.partialValue < Int64(ordinals.count) * 4 + 1024 {
+                    var groupOfValue = [Int32](repeating: -1, count: Int(high - low) + 1)
+                    var nullGroup: Int32?
+                    for ordinal in ordinals {
+                        let o = Int(ordinal)
+                        if nulls?[o] == true {
+                            if nullGroup == nil { nullGroup = Int32(groupValues.count); groupValues.append(.null) }
+                            groupOf[o] = nullGroup!
+                            continue
+                        }
+                        let slot = Int(values[o] - low)
+                        if groupOfValue[slot] < 0 {
+                            groupOfValue[slot] = Int32(groupValues.count)
+                            groupValues.append(.int(values[o]))
+                        }
+                        groupOf[o] = groupOfValue[slot]
+                    }
+                } else {
+                    grouped({ nulls?[$0] == true ? nil : values[$0] }, { .int($0) })
+                }
             case .double(let values, let nulls):
                 guard !ordinals.contains(where: { values[Int($0)].isNaN && nulls?[Int($0)] != true }) else { return nil }
                 grouped({ nulls?[$0] == true ? nil : values[$0] }, { .double($0) })

@@ -95,13 +95,13 @@ struct KeyDirectory: Sendable {
     /// Slots of the sealed-segment window (for tests: bounded by the live ids' spread).
     var sealedSlots: Int { sealed.count }
 
-    @inline(__always)
     /// Hints that the record at `location` will be read soon (a scan, a few records ahead).
     func prefetch(_ location: Location) {
         guard let view = segment(location.segment) else { return }
         view.region.prefetch(at: Int(location.offset), limit: view.length)
     }
 
+    @inline(__always)
     func segment(_ id: UInt32) -> SegmentView? {
         if let active, active.id == id { return active }
         if let index = windowIndex(id) { return sealed[index] }
