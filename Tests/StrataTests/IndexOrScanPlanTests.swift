@@ -18,6 +18,27 @@ final class IndexOrScanPlanTests: RealmTestCase {
         return user
     }
 
+    /// The two ways the planner knows a property is crowded must agree: the index having
+    /// answered one key per 20 rows, and then the projected column's dictionary of 20
+    /// values for 2,000 rows. (The dictionary rule compared distinct values × 512 with the
+    /// row count, so once the column existed a table under 512 rows a value went back to
+    /// the index, and a sorted list of 100 rows of 2,000 read 100 rows per query.)
+    func testTheColumnStaysChosenOnceItIsProjected() throws {
+        let realm = try openRealm()
+        let cities = (0 ..< 20).map { "city\($0)" }
+        try realm.write { try realm.add((0 ..< 2_000).map { user($0, city: cities[$0 % 20]) }) }
+        let alone = realm.objects(User.self).filter(#Predicate { $0.city == "city3" })
+        let sorted = alone.sorted(byKeyPath: "rank", ascending: false)
+        XCTAssertTrue(sorted.explain().contains("hash index on city"), sorted.explain())
+        XCTAssertEqual(Array(sorted.prefix(2)).map(\.rank), [1_983, 1_963])
+        for round in 0 ..< 3 {
+            XCTAssertTrue(sorted.explain().contains("column scan over city"), "round \(round): \(sorted.explain())")
+            XCTAssertEqual(Array(sorted.prefix(2)).map(\.rank), [1_983, 1_963])
+            XCTAssertTrue(alone.explain().contains("column scan over city"), "round \(round): \(alone.explain())")
+            XCTAssertEqual(alone.count, 100)
+        }
+    }
+
     func testACrowdedIndexedEqualityMovesToTheColumnAndAnswersTheSame() throws {
         let realm = try openRealm()
         let cities = (0 ..< 4).map { "city\($0)" }

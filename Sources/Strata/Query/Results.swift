@@ -630,7 +630,8 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             // A value shared by many rows (a city, a status) is found faster in the
             // projected column than key by key through the index.
             if let fieldExpression, textFilters.isEmpty, !pending.keys.contains(where: { $0.table == bound.table }),
-               realm.shared.scanBeatsIndex(table: bound.table, property: term.propertyIndex) {
+               realm.shared.scanBeatsIndex(table: bound.table, property: term.propertyIndex,
+                                           readsRows: isSorted || !indexAnswersAlone(pending: pending)) {
                 return .columnScan(fieldExpression)
             }
             return .hashIndex(term)

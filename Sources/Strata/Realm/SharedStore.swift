@@ -403,6 +403,14 @@ final class SharedStore: @unchecked Sendable {
     /// ordered: `strata-bench --profile-equality`).
     static let scanRowsPerIndexHit = 512
 
+    /// The same, when each key the index answers is then read as a row anyway (the query
+    /// sorts, or has other filters): a row read (~0.7 µs: the key's record found, checked,
+    /// decoded) costs what a scan spends on ~2,000 codes, and the scan's matches are sorted
+    /// and filtered on columns without reading a row. (Measured on the service benchmark's
+    /// city list, 200 of 10k users sorted by rank: reading the 200 rows was most of a
+    /// request's query time.)
+    static let scanRowsPerReadIndexHit = 2048
+
     /// An indexed property of a table.
     private struct IndexedProperty: Hashable {
         let table: UInt32
@@ -410,25 +418,40 @@ final class SharedStore: @unchecked Sendable {
     }
 
     /// Indexed properties whose index answered with more than one key per
-    /// `scanRowsPerIndexHit` rows: the next equality on one projects its column.
-    private let crowdedIndexes = Locked<Set<IndexedProperty>>([])
+    /// `scanRowsPerReadIndexHit` rows, with the fewest rows per key seen: the next equality
+    /// on one that a scan would answer faster projects its column.
+    private let crowdedIndexes = Locked<[IndexedProperty: Int]>([:])
 
     /// Whether an equality on the indexed `property` of `table` is better answered by
     /// scanning its projected column than by the hash index: the column is projected (or
     /// the index was found crowded) and holds strings with few distinct values, so a value
-    /// matches more than one row per `scanRowsPerIndexHit` on average.
-    func scanBeatsIndex(table: UInt32, property: Int) -> Bool {
+    /// matches more than one row per `scanRowsPerIndexHit` on average — or per
+    /// `scanRowsPerReadIndexHit` when the query reads each match's row after the index
+    /// (`readsRows`: a sort, another filter).
+    func scanBeatsIndex(table: UInt32, property: Int, readsRows: Bool) -> Bool {
+        let rowsPerHit = readsRows ? Self.scanRowsPerReadIndexHit : Self.scanRowsPerIndexHit
         if let kept = keptProjection(table: table), let column = kept.projectedColumn(property) {
             guard case .string(_, let dictionary) = column else { return false }
-            return dictionary.count * Self.scanRowsPerIndexHit <= kept.count
+            return Self.isCrowded(distinctValues: dictionary.count, rowsPerHit: rowsPerHit)
         }
-        return crowdedIndexes.withLock { $0.contains(IndexedProperty(table: table, property: property)) }
+        return crowdedIndexes.withLock { $0[IndexedProperty(table: table, property: property)].map { $0 <= rowsPerHit } ?? false }
+    }
+
+    /// Whether a column of `distinctValues` values holds, on average, a match per
+    /// `rowsPerHit` rows or more: a value matches rows / distinct rows, one per `distinct`
+    /// rows — the same measure as an index answer's rows per key (`noteIndexAnswer`).
+    static func isCrowded(distinctValues: Int, rowsPerHit: Int) -> Bool {
+        distinctValues <= rowsPerHit
     }
 
     /// Notes that the index on `property` of `table` answered `hits` keys of `rows`.
     func noteIndexAnswer(table: UInt32, property: Int, hits: Int, rows: Int) {
-        guard hits > 64, hits * Self.scanRowsPerIndexHit >= rows else { return }
-        crowdedIndexes.withLock { _ = $0.insert(IndexedProperty(table: table, property: property)) }
+        guard hits > 64, hits * Self.scanRowsPerReadIndexHit >= rows else { return }
+        let rowsPerHit = (rows + hits - 1) / hits
+        crowdedIndexes.withLock { known in
+            let property = IndexedProperty(table: table, property: property)
+            known[property] = min(known[property] ?? .max, rowsPerHit)
+        }
     }
 
     /// The projection of `table` at `snapshot`, with `properties` projected: the kept one

@@ -694,7 +694,7 @@ extension TableProjection {
     private func postings(_ kept: Postings, property: Int, oldCodes: [Int32], oldLive: OrdinalSet, oldDamage: OrdinalSet?,
                           changed: [Int]) -> Postings? {
         guard case .string(let codes, let dictionary)? = projectedColumn(property),
-              dictionary.count * SharedStore.scanRowsPerIndexHit <= count else { return nil }
+              SharedStore.isCrowded(distinctValues: dictionary.count, rowsPerHit: SharedStore.scanRowsPerIndexHit) else { return nil }
         let newLive = liveOrdinals, newDamage = damagedOrdinals(property)
         func member(_ o: Int, _ codes: [Int32], _ live: OrdinalSet, _ damage: OrdinalSet?) -> Int? {
             guard o < codes.count, o < live.count, live[o], damage.map({ o < $0.count && $0[o] }) != true, codes[o] >= 0 else { return nil }
@@ -953,11 +953,11 @@ extension TableProjection {
     /// The ordinals, in key order, whose string property `property` equals `constant` (the
     /// row rule: Swift's `String` equality), read from the property's postings (built by the
     /// first equality asked, then maintained by every advance); nil when the projection
-    /// answers by a scan instead: not a projected string column, or not crowded (more than
-    /// one distinct value per `SharedStore.scanRowsPerIndexHit` rows).
+    /// answers by a scan instead: not a projected string column, or not crowded (more
+    /// distinct values than `SharedStore.scanRowsPerIndexHit`).
     func postings(_ property: Int, equalTo constant: FieldValue) -> Posting? {
         guard case .string = constant, case .string(let codes, let dictionary)? = projectedColumn(property),
-              dictionary.count * SharedStore.scanRowsPerIndexHit <= count else { return nil }
+              SharedStore.isCrowded(distinctValues: dictionary.count, rowsPerHit: SharedStore.scanRowsPerIndexHit) else { return nil }
         let code: Int
         if case .string(let value) = constant, let map = codeMap(property, dictionary) {
             // (`String` keys compare as `==` does: the row rule.)
