@@ -46,27 +46,42 @@ package struct JSONWriter {
             append("\(d)")
         case .string(let s): writeString(s)
         case .array(let elements):
-            bytes.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                newline(depth + 1)
-                try write(element, depth: depth + 1)
-            }
-            if !elements.isEmpty { newline(depth) }
-            bytes.append(UInt8(ascii: "]"))
+            try writeArray(elements, depth: depth) { writer, element in try writer.write(element, depth: depth + 1) }
         case .object(let members):
-            bytes.append(UInt8(ascii: "{"))
-            for (index, key) in members.keys.sorted().enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                newline(depth + 1)
-                writeString(key)
-                bytes.append(UInt8(ascii: ":"))
-                if pretty { bytes.append(0x20) }
-                try write(members[key]!, depth: depth + 1)
-            }
-            if !members.isEmpty { newline(depth) }
-            bytes.append(UInt8(ascii: "}"))
+            try writeObject(orderedMembers: members.keys.sorted().map { ($0, members[$0]!) }, depth: depth)
         }
+    }
+
+    /// Writes an array of `items`, each written by `element` (at `depth + 1`), as
+    /// ``write(_:depth:)`` writes an array: for writers that stream their elements instead
+    /// of building a `JSONValue` array first.
+    package mutating func writeArray<S: Sequence>(_ items: S, depth: Int, _ element: (inout JSONWriter, S.Element) throws -> Void) rethrows {
+        bytes.append(UInt8(ascii: "["))
+        var first = true
+        for item in items {
+            if !first { bytes.append(UInt8(ascii: ",")) }
+            first = false
+            newline(depth + 1)
+            try element(&self, item)
+        }
+        if !first { newline(depth) }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// Writes an object whose members come in ascending key order, with distinct keys:
+    /// what ``write(_:depth:)`` writes for the dictionary of them, without one.
+    package mutating func writeObject(orderedMembers members: [(key: String, value: JSONValue)], depth: Int) throws {
+        bytes.append(UInt8(ascii: "{"))
+        for (index, member) in members.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            newline(depth + 1)
+            writeString(member.key)
+            bytes.append(UInt8(ascii: ":"))
+            if pretty { bytes.append(0x20) }
+            try write(member.value, depth: depth + 1)
+        }
+        if !members.isEmpty { newline(depth) }
+        bytes.append(UInt8(ascii: "}"))
     }
 
     /// Writes `value` as ``write(_:depth:)`` does, following nesting with an explicit stack

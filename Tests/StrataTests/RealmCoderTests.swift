@@ -255,5 +255,12 @@ final class RealmCoderTests: RealmTestCase {
             XCTAssertEqual(encoded["entities"], json["entities"])
             XCTAssertEqual(encoded["user"]?["screen_name"], json["user"]?["screen_name"])
         }
+        // An array of objects whose keys are all top-level is written member by member,
+        // without a `JSONValue` tree: the bytes are those of the tree's encoding.
+        let tree = try JSONValue.array(statuses.map { try coder.encodeValue($0) }).data()
+        XCTAssertEqual(String(decoding: try coder.encodeArray(statuses), as: UTF8.self), String(decoding: tree, as: UTF8.self))
+        let users = realm.objects(TwitterUser.self).sorted(byKeyPath: "id")
+        XCTAssertEqual(try coder.encodeArray(users), try JSONValue.array(users.map { try coder.encodeValue($0) }).data())
+        XCTAssertEqual(try coder.encodeArray([Status]()), Data("[]".utf8))
     }
 }

@@ -824,42 +824,75 @@ struct MappingEngine {
     /// further up: a link back to one of them (a cycle) is written as that object's primary
     /// key, or null when its type has none, instead of recursing forever.
     func encode(_ object: Object, mapping: ObjectMapping, visiting: inout Set<Visit>, includeNulls: Bool = true) throws -> JSONValue {
-        var json = JSONValue.object([:])
-        let schema = mapping.info.schema
+        // The members are built in place and wrapped once: setting each into a `JSONValue`
+        // copied the dictionary for every property.
+        var members: [String: JSONValue] = [:]
         let identity = Visit(object)
         visiting.insert(identity)
         defer { visiting.remove(identity) }
         for rule in (mapping.encodeRules.isEmpty ? mapping.rules : mapping.encodeRules) where rule.encoded {
-            let property = schema.properties[rule.index]
-            let field = Self.field(of: object, index: rule.index)
-            let value: JSONValue
-            switch rule.kind {
-            case .attribute(let transformer):
-                if let transformer {
-                    value = try transformer.reverse(object[property.name])
-                } else {
-                    value = try jsonValue(field, property: property)
-                }
-            case .rawJSON:
-                value = try Self.rawJSONValue(field) ?? jsonValue(field, property: property)
-            case .relationship(let child, _, _):
-                let linked = object[property.name]
-                if let target = linked as? Object {
-                    value = try encodeLink(target, mapping: child, visiting: &visiting, includeNulls: includeNulls)
-                } else if let targets = linked as? [Object] {
-                    value = .array(try targets.map { try encodeLink($0, mapping: child, visiting: &visiting, includeNulls: includeNulls) })
-                } else {
-                    value = .null
-                }
-            }
+            let value = try encodedValue(rule, of: object, mapping: mapping, visiting: &visiting, includeNulls: includeNulls)
             if value == .null, !includeNulls { continue }
             guard let keyPath = rule.keyPath else {
                 // An attribute that is the whole representation.
                 return value
             }
-            json = Self.setting(value, at: keyPath[...], in: json)
+            Self.set(value, at: keyPath[...], in: &members)
         }
-        return json
+        return .object(members)
+    }
+
+    /// The encoded rules of `mapping` in their keys' order, when each writes one top-level
+    /// key and no two the same one: its objects can then be written member by member
+    /// (``write(_:order:to:depth:visiting:)``), without a dictionary. Nil otherwise.
+    static func flatEncodeOrder(_ mapping: ObjectMapping) -> [(key: String, rule: ObjectMapping.Rule)]? {
+        var order: [(key: String, rule: ObjectMapping.Rule)] = []
+        for rule in (mapping.encodeRules.isEmpty ? mapping.rules : mapping.encodeRules) where rule.encoded {
+            guard let path = rule.keyPath, path.count == 1 else { return nil }
+            order.append((path[0], rule))
+        }
+        order.sort { $0.key < $1.key }
+        for index in order.indices.dropFirst() where order[index].key == order[index - 1].key { return nil }
+        return order
+    }
+
+    /// Writes `object` as `encode` encodes it, member by member in `order`
+    /// (``flatEncodeOrder(_:)``), at `depth` of `writer`.
+    func write(_ object: Object, order: [(key: String, rule: ObjectMapping.Rule)], mapping: ObjectMapping, to writer: inout JSONWriter,
+               depth: Int, visiting: inout Set<Visit>, includeNulls: Bool = true) throws {
+        let identity = Visit(object)
+        visiting.insert(identity)
+        defer { visiting.remove(identity) }
+        var members: [(key: String, value: JSONValue)] = []
+        members.reserveCapacity(order.count)
+        for (key, rule) in order {
+            let value = try encodedValue(rule, of: object, mapping: mapping, visiting: &visiting, includeNulls: includeNulls)
+            if value == .null, !includeNulls { continue }
+            members.append((key, value))
+        }
+        try writer.writeObject(orderedMembers: members, depth: depth)
+    }
+
+    /// The JSON of `rule`'s property of `object`.
+    private func encodedValue(_ rule: ObjectMapping.Rule, of object: Object, mapping: ObjectMapping, visiting: inout Set<Visit>,
+                              includeNulls: Bool) throws -> JSONValue {
+        let property = mapping.info.schema.properties[rule.index]
+        switch rule.kind {
+        case .attribute(let transformer):
+            if let transformer { return try transformer.reverse(object[property.name]) }
+            return try jsonValue(Self.field(of: object, index: rule.index), property: property)
+        case .rawJSON:
+            let field = Self.field(of: object, index: rule.index)
+            return try Self.rawJSONValue(field) ?? jsonValue(field, property: property)
+        case .relationship(let child, _, _):
+            let linked = object[property.name]
+            if let target = linked as? Object {
+                return try encodeLink(target, mapping: child, visiting: &visiting, includeNulls: includeNulls)
+            } else if let targets = linked as? [Object] {
+                return .array(try targets.map { try encodeLink($0, mapping: child, visiting: &visiting, includeNulls: includeNulls) })
+            }
+            return .null
+        }
     }
 
     /// The JSON of a linked object: the whole object, or its primary key (null without one)
@@ -927,10 +960,24 @@ struct MappingEngine {
 
     /// `json` with `value` placed at `path`, creating objects along the way.
     static func setting(_ value: JSONValue, at path: ArraySlice<String>, in json: JSONValue) -> JSONValue {
-        guard let first = path.first else { return value }
+        guard !path.isEmpty else { return value }
         var members: [String: JSONValue] = [:]
         if case .object(let existing) = json { members = existing }
-        members[first] = setting(value, at: path.dropFirst(), in: members[first] ?? .object([:]))
+        set(value, at: path, in: &members)
         return .object(members)
+    }
+
+    /// Sets `value` at the non-empty key `path` in `members`, making the objects on the way
+    /// (an object already there is taken out and put back, so it is changed in place).
+    static func set(_ value: JSONValue, at path: ArraySlice<String>, in members: inout [String: JSONValue]) {
+        let first = path.first!
+        guard path.count > 1 else {
+            members[first] = value
+            return
+        }
+        var inner: [String: JSONValue] = [:]
+        if case .object(let existing)? = members.removeValue(forKey: first) { inner = existing }
+        set(value, at: path.dropFirst(), in: &inner)
+        members[first] = .object(inner)
     }
 }

@@ -209,6 +209,15 @@ public final class RealmCoder {
     public func encodeArray<T: Object>(_ objects: some Sequence<T>, useEnvelope: Bool = false) throws -> Data {
         let mapping = mapping(for: T.self)
         let engine = MappingEngine(realm: realm, options: options)
+        if !useEnvelope || mapping.listRoot == nil, let order = MappingEngine.flatEncodeOrder(mapping) {
+            // Written object by object, member by member: no `JSONValue` tree, no dictionary.
+            var writer = JSONWriter(pretty: false)
+            try writer.writeArray(objects, depth: 0) { writer, object in
+                var visiting = Set<MappingEngine.Visit>()
+                try engine.write(object, order: order, mapping: mapping, to: &writer, depth: 1, visiting: &visiting)
+            }
+            return Data(writer.bytes)
+        }
         var array: [JSONValue] = []
         for object in objects {
             var visiting = Set<MappingEngine.Visit>()
