@@ -98,6 +98,32 @@ final class ConcurrencyTests: RealmTestCase {
         try realm.value.write {}
     }
 
+    /// A realm opened in a task outside any actor is confined to that task: another task
+    /// is refused even on the same pool, the owner is not, across its suspension points.
+    func testATaskConfinedRealmRefusesOtherTasks() async throws {
+        let config = itemConfiguration()
+        let outcome = try await AsyncTask.detached { () -> (own: Bool, other: RealmError?) in
+            let realm = try Realm(configuration: config)
+            try realm.write {}
+            let smuggled = Smuggled(value: realm)
+            let other = await AsyncTask.detached { () -> RealmError? in
+                do {
+                    try smuggled.value.write {}
+                    return nil
+                } catch let error as RealmError {
+                    return error
+                } catch {
+                    return nil
+                }
+            }.value
+            await AsyncTask.yield()
+            try realm.write {}
+            return (true, other)
+        }.value
+        XCTAssertTrue(outcome.own)
+        XCTAssertEqual(outcome.other, .incorrectThread)
+    }
+
     /// A realm opened on a thread (outside any task) stays confined to it.
     func testThreadConfinedRealmIsRefusedInATask() async throws {
         let config = itemConfiguration()

@@ -35,11 +35,25 @@ static inline int strata_is_current_executor(const void *identity, uintptr_t imp
     strata_executor_ref ref = { identity, implementation };
     return swift_task_isCurrentExecutorWithFlags(ref, 0) ? 1 : 0;
 }
+
+/* The task the caller runs in (the runtime's `swift_task_getCurrent`, which the standard
+ * library's inlinable `withUnsafeCurrentTask` calls: ABI), neither retained nor released:
+ * a realm confined to a task compares it with its owner's address on every access, where
+ * `withUnsafeCurrentTask` retained and released the task each time. */
+const void *swift_task_getCurrent(void) __attribute__((swiftcall, weak));
+
+/// 1 when `strata_current_task` can answer (the runtime has the entry point).
+static inline int strata_can_read_current_task(void) { return swift_task_getCurrent != 0; }
+
+/// The current task's address, or NULL outside a task.
+static inline const void *strata_current_task(void) { return swift_task_getCurrent(); }
 #else
 static inline int strata_is_current_executor(const void *identity, uintptr_t implementation) {
     (void)identity; (void)implementation;
     return -1;
 }
+static inline int strata_can_read_current_task(void) { return 0; }
+static inline const void *strata_current_task(void) { return 0; }
 #endif
 
 #ifdef __cplusplus

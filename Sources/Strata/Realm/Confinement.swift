@@ -29,7 +29,18 @@ enum Confinement {
     /// it is only compared, never used to act on the task.)
     final class TaskIdentity {
         let task: UnsafeCurrentTask
-        init(_ task: UnsafeCurrentTask) { self.task = task }
+        /// The task's address, compared with the runtime's current task (nothing retained).
+        private let address: UnsafeRawPointer
+        init(_ task: UnsafeCurrentTask) {
+            self.task = task
+            address = unsafeBitCast(task, to: UnsafeRawPointer.self)
+        }
+
+        /// Whether the caller runs in the task.
+        var isCurrent: Bool {
+            if strata_can_read_current_task() != 0 { return strata_current_task() == address }
+            return withUnsafeCurrentTask { $0 == task }
+        }
     }
 
     /// An actor, held weakly (an actor usually keeps its realm: a strong reference would be
@@ -86,7 +97,7 @@ enum Confinement {
         switch self {
         case .thread(let owner): return pthread_equal(owner, pthread_self()) != 0
         case .queue(_, let identity): return DispatchQueue.getSpecific(key: Confinement.queueKey) === identity
-        case .task(let identity): return withUnsafeCurrentTask { $0 == identity.task }
+        case .task(let identity): return identity.isCurrent
         case .actor(let identity): return identity.isCurrent
         case .frozen: return true
         }
