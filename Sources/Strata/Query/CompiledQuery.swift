@@ -24,6 +24,16 @@ extension PredicateExpressions.UnaryMinus: _UnaryMinusExpression { var negatedOp
 extension PredicateExpressions.NilLiteral: _NilLiteralExpression {}
 
 enum QueryCompiler {
+    /// The terms of `expression`'s top-level `&&`, each in the query IR or nil when it uses
+    /// anything not translated: the index terms come from the translated ones even when
+    /// another term is not (its objects are then judged by the predicate itself).
+    static func conjuncts(_ expression: Any, type: ObjectType) -> [QueryExpression?] {
+        if let conjunction = expression as? _ConjunctionExpression {
+            return conjuncts(conjunction.operands.0, type: type) + conjuncts(conjunction.operands.1, type: type)
+        }
+        return [compile(expression, type: type)]
+    }
+
     /// `expression` (a `#Predicate`'s) in the query IR, or nil if it uses anything not
     /// translated.
     static func compile(_ expression: Any, type: ObjectType) -> QueryExpression? {

@@ -388,10 +388,12 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         self.keyPathSort = keyPathSort
         self.limit = limit
         self.sort = keyPathSort.isEmpty ? sort : []
-        let terms = filters.lazy.flatMap { PredicateAnalysis.equalityTerms($0.expression, type: bound.info) } + textFilters.flatMap(\.indexTerms)
+        // One walk of each predicate: its `&&` terms in the IR, the index terms among them.
+        let conjuncts = filters.flatMap { QueryCompiler.conjuncts($0.expression, type: bound.info) }
+        let terms = conjuncts.lazy.compactMap { $0 }.flatMap(\.equalityTerms).map { PredicateAnalysis.Term(propertyIndex: $0.property, value: $0.value) }
+            + textFilters.flatMap(\.indexTerms)
         indexTerm = terms.first { $0.propertyIndex == bound.primaryKeyIndex || bound.indexedProperties.contains($0.propertyIndex) }
-        let compiled = filters.map { QueryCompiler.compile($0.expression, type: bound.info) }
-        fieldExpression = compiled.allSatisfy({ $0 != nil }) ? QueryExpression.all(compiled.map { $0! }) : nil
+        fieldExpression = conjuncts.allSatisfy({ $0 != nil }) ? QueryExpression.all(conjuncts.map { $0! }) : nil
         sortKeys = keyPathSort.isEmpty ? QueryCompiler.sortKeys(sort, type: bound.info) : keyPathSort
     }
 
