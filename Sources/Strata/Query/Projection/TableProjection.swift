@@ -1045,18 +1045,6 @@ extension TableProjection {
         }
     }
 
-    /// A column of numbers without nil, as Doubles that order as its values (integers
-    /// beyond 2^53 would not: nil for them, as for every other column).
-    private static func numericValues(_ column: ProjectedColumn) -> [Double]? {
-        switch column {
-        case .double(let values, nil), .date(let values, nil): return values
-        case .int(let values, nil):
-            guard values.allSatisfy({ $0.magnitude <= 1 << 53 }) else { return nil }
-            return values.map(Double.init)
-        default: return nil
-        }
-    }
-
     /// One numeric sort key: (value, ordinal) pairs sorted with plain `<`, the keys
     /// compared only between equal values. NaN is equal to every number under the row
     /// rule (`QueryCompiler.order`), which is no order a sort can keep, so a column with
@@ -1168,13 +1156,21 @@ extension TableProjection {
                 }
             }
         }
-        if sortKeys.count == 1, let numbers = Self.numericValues(sortKeys[0].column) {
-            let reverse = sortKeys[0].reverse
-            return OrdinalOrder(precedes: { a, b in
+        // One number key: compared where the values lie (converting a whole integer column
+        // to Doubles for each query cost more than ordering a short result).
+        func byNumbers<T: Comparable>(_ numbers: [T], reverse: Bool) -> OrdinalOrder {
+            OrdinalOrder(precedes: { a, b in
                 let x = numbers[Int(a)], y = numbers[Int(b)]
                 if x != y { return reverse ? x > y : x < y }
                 return keyPrecedes(Int(a), Int(b))
             }, sorted: whole, needsWholeSort: needsWholeSort, isIdentity: false)
+        }
+        if sortKeys.count == 1 {
+            switch sortKeys[0].column {
+            case .int(let values, nil): return byNumbers(values, reverse: sortKeys[0].reverse)
+            case .double(let values, nil), .date(let values, nil): return byNumbers(values, reverse: sortKeys[0].reverse)
+            default: break
+            }
         }
         return OrdinalOrder(precedes: { a, b in
             let a = Int(a), b = Int(b)
