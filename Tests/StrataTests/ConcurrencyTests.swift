@@ -20,6 +20,20 @@ private typealias AsyncTask = _Concurrency.Task
 /// Carries a non-Sendable value to another task on purpose (to test refusal).
 private struct Smuggled<Value>: @unchecked Sendable { let value: Value }
 
+/// The `RealmError` a write to `realm` throws in a detached task (nil when none).
+private func writeErrorFromAnotherTask(_ realm: Smuggled<Realm>) async -> RealmError? {
+    await AsyncTask.detached { () -> RealmError? in
+        do {
+            try realm.value.write {}
+            return nil
+        } catch let error as RealmError {
+            return error
+        } catch {
+            return nil
+        }
+    }.value
+}
+
 final class ConcurrencyTests: RealmTestCase {
     private func itemConfiguration(durability: Durability = .none) -> Realm.Configuration {
         var config = configuration(types: [Item.self, Car.self])
@@ -83,16 +97,7 @@ final class ConcurrencyTests: RealmTestCase {
     func testWrongTaskStillThrowsIncorrectThread() async throws {
         let config = itemConfiguration()
         let realm = Smuggled(value: try Realm(configuration: config))
-        let error = await AsyncTask.detached { () -> RealmError? in
-            do {
-                try realm.value.write {}
-                return nil
-            } catch let error as RealmError {
-                return error
-            } catch {
-                return nil
-            }
-        }.value
+        let error = await writeErrorFromAnotherTask(realm)
         XCTAssertEqual(error, .incorrectThread)
         // Still usable by its own task.
         try realm.value.write {}
@@ -102,27 +107,17 @@ final class ConcurrencyTests: RealmTestCase {
     /// is refused even on the same pool, the owner is not, across its suspension points.
     func testATaskConfinedRealmRefusesOtherTasks() async throws {
         let config = itemConfiguration()
-        let outcome = try await AsyncTask.detached { () -> (own: Bool, other: RealmError?) in
+        let other = try await AsyncTask.detached { () -> RealmError? in
             let realm = try Realm(configuration: config)
             try realm.write {}
-            let smuggled = Smuggled(value: realm)
-            let other = await AsyncTask.detached { () -> RealmError? in
-                do {
-                    try smuggled.value.write {}
-                    return nil
-                } catch let error as RealmError {
-                    return error
-                } catch {
-                    return nil
-                }
-            }.value
+            let other = await writeErrorFromAnotherTask(Smuggled(value: realm))
             await AsyncTask.yield()
-            try realm.write {}
-            return (true, other)
+            try realm.write {}   // (the owner, after a suspension: throws if refused)
+            return other
         }.value
-        XCTAssertTrue(outcome.own)
-        XCTAssertEqual(outcome.other, .incorrectThread)
+        XCTAssertEqual(other, .incorrectThread)
     }
+
 
     /// A realm opened on a thread (outside any task) stays confined to it.
     func testThreadConfinedRealmIsRefusedInATask() async throws {

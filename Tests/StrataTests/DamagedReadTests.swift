@@ -76,6 +76,10 @@ final class DamagedReadTests: RealmTestCase {
         for id in missing {
             XCTAssertNil(realm.object(ofType: User.self, forPrimaryKey: id))
         }
+        // The column scan (a projection built by reading every record) leaves it out too.
+        let scanned = realm.objects(User.self).filter(#Predicate { $0.rank >= 0 })
+        XCTAssertTrue(scanned.explain().contains("column scan"), scanned.explain())
+        XCTAssertEqual(scanned.sorted(by: \.rank).map(\.objId), all)
     }
 
     /// Issue 23, item 3: a stored row whose offsets are sound but one field does not decode

@@ -95,3 +95,42 @@ final class StringColumnCodeTests: XCTestCase {
         XCTAssertEqual((0 ..< 4).map { column.value(at: $0) }, [.null, .string("a"), .string("c"), .string("e\u{301}")])
     }
 }
+
+/// A scan builds a string column's codes by the values' UTF-8 bytes (`DictionaryCodes`):
+/// equal bytes share a code, each spelling reads back as itself, a crowded column keeps one
+/// code per value however long, and a column unique in its first 16,384 rows stops looking
+/// values up (a value seen again then takes a new code, and still reads back right).
+final class DictionaryCodesTests: XCTestCase {
+    private func built(_ values: [FieldValue]) -> (codes: [Int32], dictionary: StringDictionary, column: ProjectedColumn)? {
+        var builder = ProjectedColumn.Builder(capacity: values.count)
+        for value in values { builder.append(value) }
+        let column = builder.build()
+        guard case .string(let codes, let dictionary) = column else { return nil }
+        return (codes, dictionary, column)
+    }
+
+    func testEqualBytesShareACodeAndEachSpellingReadsBack() throws {
+        let values: [FieldValue] = [.string("caf\u{E9}"), .string("cafe\u{301}"), .null, .string("caf\u{E9}"), .string(""), .string("")]
+        let (codes, dictionary, column) = try XCTUnwrap(built(values))
+        XCTAssertEqual(codes, [0, 1, -1, 0, 2, 2])
+        XCTAssertEqual(dictionary.count, 3, "two spellings of one value: two entries")
+        XCTAssertEqual(values.indices.map { column.value(at: $0) }, values)
+        XCTAssertEqual(Array(dictionary[1].unicodeScalars), Array("cafe\u{301}".unicodeScalars))
+    }
+
+    func testACrowdedColumnKeepsOneCodePerValueAndAUniqueOneAppends() throws {
+        // 50,000 rows of 37 values (names longer than eight bytes: the hash's tail path too).
+        let crowded = (0 ..< 50_000).map { FieldValue.string("city number \($0 % 37)") }
+        let (crowdedCodes, crowdedDictionary, crowdedColumn) = try XCTUnwrap(built(crowded))
+        XCTAssertEqual(crowdedDictionary.count, 37)
+        XCTAssertEqual(Set(crowdedCodes).count, 37)
+        XCTAssertEqual(crowdedColumn.value(at: 49_999), crowded[49_999])
+
+        // Unique for 20,000 rows, then the first 100 values again.
+        let unique = (0 ..< 20_000).map { FieldValue.string("name\($0)") } + (0 ..< 100).map { FieldValue.string("name\($0)") }
+        let (uniqueCodes, uniqueDictionary, uniqueColumn) = try XCTUnwrap(built(unique))
+        XCTAssertEqual(Array(uniqueCodes.prefix(16_384)), (0 ..< 16_384).map(Int32.init), "looked up until judged unique")
+        XCTAssertEqual(uniqueDictionary.count, unique.count, "appended past the judgement, repeats included")
+        XCTAssertEqual(unique.indices.map { uniqueColumn.value(at: $0) }, unique)
+    }
+}

@@ -147,13 +147,7 @@ struct KeyDirectory: Sendable {
     /// neither compressed nor encrypted (no copy).
     func readStoredValue(table: UInt32, key: IndexKey, at location: Location) throws -> StoredValue {
         try withPut(table: table, key: key, at: location) { record in
-            if record.compressed {
-                guard let value = record.value() else {
-                    throw StoreError.corrupted(segment: segmentName(location.segment), offset: Int(location.offset),
-                                               reason: "compressed value does not decompress")
-                }
-                return StoredValue(bytes: value)
-            }
+            if record.compressed { return StoredValue(bytes: try decompressed(record, at: location)) }
             let view = segment(location.segment)!
             if view.cipher != nil { return StoredValue(bytes: Array(record.storedValue)) }
             let offset = Int(location.offset) + RecordFormat.headerSize + record.key.count
@@ -167,12 +161,17 @@ struct KeyDirectory: Sendable {
     func withStoredBytes<R>(table: UInt32, key: IndexKey, at location: Location, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
         try withPut(table: table, key: key, at: location) { record in
             guard record.compressed else { return try body(record.storedValue) }
-            guard let value = record.value() else {
-                throw StoreError.corrupted(segment: segmentName(location.segment), offset: Int(location.offset),
-                                           reason: "compressed value does not decompress")
-            }
-            return try value.withUnsafeBytes(body)
+            return try decompressed(record, at: location).withUnsafeBytes(body)
         }
+    }
+
+    /// The value of the compressed `record` at `location`, decompressed.
+    private func decompressed(_ record: RecordView, at location: Location) throws -> [UInt8] {
+        guard let value = record.value() else {
+            throw StoreError.corrupted(segment: segmentName(location.segment), offset: Int(location.offset),
+                                       reason: "compressed value does not decompress")
+        }
+        return value
     }
 
     /// Calls `body` with the record at `location`, which must be a put of `key` in `table`.
