@@ -55,6 +55,81 @@ final class RowPatchTests: XCTestCase {
         }
     }
 
+    /// A write's pending rows (`PendingRows`: entries in one array, rows in one arena, an
+    /// open-addressing table that grows) against a dictionary of decoded values as the
+    /// oracle: 3,000 keys of two tables and of every length, 30,000 random puts, property
+    /// sets (patched in place or rewritten), whole-row sets, deletions, undone inserts and
+    /// restores; every key reads back its values, the counts agree, and the rows come back
+    /// in the order they were first touched.
+    func testPendingRowsAgreeWithADictionaryOfValues() throws {
+        let seed = TestEnvironment.seed(default: 0x5EED_0026)
+        var random = SplitMix64(seed: seed)
+        let keys: [RowKey] = (0 ..< 3_000).map { i in
+            let length = i % 40          // 0 to 39 bytes: inline lengths and longer
+            return RowKey(table: UInt32(256 + 256 * (i % 2)), key: (0 ..< length).map { j in UInt8(truncatingIfNeeded: i &* 31 &+ j &* 7) } + [UInt8(i & 0xFF), UInt8(i >> 8)])
+        }
+        let rows = PendingRows()
+        var oracle: [RowKey: [FieldValue]?] = [:]     // nil inside: deleted
+        var firstTouched: [RowKey] = []
+        for step in 0 ..< 30_000 {
+            let key = keys[Int.random(in: 0 ..< keys.count, using: &random)]
+            let values = (0 ..< Int.random(in: 1 ... 6, using: &random)).map { _ in value(&random) }
+            if let pending = rows[key] {
+                XCTAssertNotNil(oracle[key], "seed \(seed), step \(step): a key the oracle does not hold is pending")
+                switch Int.random(in: 0 ..< 6, using: &random) {
+                case 0, 1:
+                    guard case let current?? = oracle[key] else { continue }
+                    let index = Int.random(in: 0 ..< current.count + 1, using: &random)
+                    let new = value(&random)
+                    pending.setField(index, new, isCollection: false)
+                    var changed = current
+                    if index == changed.count { changed.append(new) } else { changed[index] = new }
+                    oracle[key] = .some(changed)
+                case 2:
+                    pending.setRow(RowFormat.encode(values))
+                    oracle[key] = .some(values)
+                case 3:
+                    pending.fields = nil
+                    oracle[key] = .some(nil)
+                case 4:
+                    rows.remove(key)
+                    oracle[key] = nil
+                default:
+                    pending.restore(.fields(values))
+                    oracle[key] = .some(values)
+                }
+            } else {
+                XCTAssertNil(oracle[key] ?? nil, "seed \(seed), step \(step): a key the oracle holds is not pending")
+                if !firstTouched.contains(key) { firstTouched.append(key) }
+                if Bool.random(using: &random) {
+                    rows.put(key, row: RowFormat.encode(values), original: nil, atomicMark: 0)
+                } else {
+                    rows.put(key, fields: values, original: nil)
+                }
+                oracle[key] = .some(values)
+            }
+            guard step % 3_000 == 2_999 || step == 29_999 else { continue }
+            for key in keys {
+                let expected = oracle[key]
+                let found = rows[key]
+                XCTAssertEqual(found == nil, expected == nil, "seed \(seed), step \(step): pending or not")
+                guard let found, let expected else { continue }
+                XCTAssertEqual(found.fields, expected, "seed \(seed), step \(step): the values of a pending row")
+                XCTAssertEqual(found.isDeleted, expected == nil)
+                let encoded = found.withEncodedRow { Array($0) }
+                XCTAssertEqual(encoded, expected.map(RowFormat.encode), "seed \(seed), step \(step): the row written at commit")
+            }
+            XCTAssertEqual(rows.count, oracle.count, "seed \(seed), step \(step)")
+            for table: UInt32 in [256, 512] {
+                XCTAssertEqual(rows.hasRows(inTable: table), oracle.keys.contains { $0.table == table })
+                XCTAssertEqual(Set(rows.rows(inTable: table).keys), Set(oracle.keys.filter { $0.table == table }))
+            }
+            var order: [RowKey] = []
+            rows.forEach { key, _ in order.append(key) }
+            XCTAssertEqual(order, firstTouched.filter { oracle[$0] != nil }, "seed \(seed), step \(step): rows in the order first touched")
+        }
+    }
+
     /// A row written before a property was appended is widened with nulls when a later
     /// property is set.
     func testSettingAFieldPastTheRowsEndWidensItWithNulls() throws {

@@ -35,7 +35,7 @@ extension Realm {
                 let name = PrimaryKeyValue(keyBytes: key)?.description ?? "(hidden id)"
                 throw RealmError.damagedObject(type: bound.className, key: name, reason: "\(error)")
             }
-            write.rows[rowKey] = PendingRow(row: row, originalRow: stored, atomicMark: write.atomicID)
+            write.rows.put(rowKey, row: row, original: stored, atomicMark: write.atomicID)
         } else {
             let initial = initialFields(bound)
             let primaryKey = primaryKeyIndex >= 0 ? PrimaryKeyValue(keyBytes: key)?.field : nil
@@ -46,7 +46,7 @@ extension Realm {
                     RowFormat.append((index < assignments.count ? assignments[index] : nil) ?? initial[index], to: &out)
                 }
             }, count: count, of: "the \(bound.className) row")
-            write.rows[rowKey] = PendingRow(row: row, originalRow: nil, atomicMark: write.atomicID)
+            write.rows.put(rowKey, row: row, original: nil, atomicMark: write.atomicID)
         }
         write.noteChange(bound: bound, key: key)
         bumpContentVersion()

@@ -85,7 +85,7 @@ extension Realm {
         // The index is written at commit: the open write's rows are candidates too.
         if let write = writeState {
             let known = Set(candidates.map(ObjectKey.init))
-            candidates += write.rows.keys.filter { $0.table == table && !known.contains(ObjectKey($0.key)) }.map(\.key)
+            candidates += write.rows.keys(inTable: table).filter { !known.contains(ObjectKey($0)) }
         }
         return Backlinks.confirmed(candidates, origin: origin, property: index, target: target, source: self)
     }

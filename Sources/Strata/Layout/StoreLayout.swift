@@ -41,6 +41,8 @@ final class BoundType: @unchecked Sendable {
     let maintainedIndexes: [(property: Int, backlink: Bool)]
     /// A row of nulls, shared (copy-on-write) as the starting point of new rows.
     let nullFields: [FieldValue]
+    /// The same row encoded: where a new object's pending row starts (`Realm.add`).
+    let nullRow: [UInt8]
     /// The class's initial values when they are the same for every new instance (nil when an
     /// initializer computes them, e.g. `UUID()` or `Date()`: each new object then runs it).
     let constantInitialFields: [FieldValue]?
@@ -55,6 +57,7 @@ final class BoundType: @unchecked Sendable {
         indexedProperties = schema.properties.indices.filter { schema.properties[$0].isIndexed }
         maintainedIndexes = storedSchema.maintainedIndexes(of: schema)
         nullFields = Array(repeating: .null, count: schema.properties.count)
+        nullRow = RowFormat.encode(nullFields)
         // Two instances that agree are taken as constant, unless a date is set: two `Date()`s
         // can be equal on a coarse clock, and every object must get its own.
         let first = Self.initialFields(of: info.type), second = Self.initialFields(of: info.type)

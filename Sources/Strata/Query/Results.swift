@@ -235,7 +235,7 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
         let bound = query.bound
         guard let index = bound.info.propertyIndex(for: keyPath), let type = T.self as? any _PersistableValue.Type,
               !bound.schema.properties[index].isList, bound.schema.properties[index].kind != .object,
-              managingRealm.writeState?.rows.keys.contains(where: { $0.table == bound.table }) != true else { return nil }
+              managingRealm.writeState?.rows.hasRows(inTable: bound.table) != true else { return nil }
         let set = resultSet
         // Integer, UUID and ObjectId primary keys read back from the engine key (strings are
         // keyed in one normal form, which may not be the stored spelling).
@@ -546,7 +546,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     private func evaluateMatches(in realm: Realm, ordered: Bool) -> [[UInt8]] {
         if let base { return evaluateCollection(base, in: realm, ordered: ordered) }
         let table = bound.table
-        let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == table } } ?? [:]
+        let pending = realm.writeState?.rows.rows(inTable: table) ?? [:]
         if (filters.isEmpty || fieldExpression != nil), let sortKeys {
             return evaluateOnFields(in: realm, pending: pending, sortKeys: ordered ? sortKeys : [], ordered: ordered)
         }
@@ -620,7 +620,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     func storedValues(of index: Int, in realm: Realm) -> [FieldValue]? {
         guard base == nil, filters.isEmpty || fieldExpression != nil, limit == nil, distinct.isEmpty else { return nil }
         let table = bound.table
-        let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == table } } ?? [:]
+        let pending = realm.writeState?.rows.rows(inTable: table) ?? [:]
         return matchingRows(in: realm, pending: pending, values: [index]).map { $0.values[0] }
     }
 
@@ -699,7 +699,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// they are read, or the keys of any other plan.
     func resultSet(in realm: Realm) -> ResultSet {
         if base == nil, distinct.isEmpty, filters.isEmpty || fieldExpression != nil, let sortKeys {
-            let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == bound.table } } ?? [:]
+            let pending = realm.writeState?.rows.rows(inTable: bound.table) ?? [:]
             if let set = columnResultSet(in: realm, pending: pending, sortKeys: sortKeys, ordered: true) { return set }
         }
         return ResultSet(keys: evaluate(in: realm))
@@ -710,7 +710,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// needs the objects.
     func matchingFields(in realm: Realm, values indexes: [Int]) -> [(key: [UInt8], values: [FieldValue])]? {
         guard base == nil, filters.isEmpty || fieldExpression != nil, distinct.isEmpty else { return nil }
-        let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == bound.table } } ?? [:]
+        let pending = realm.writeState?.rows.rows(inTable: bound.table) ?? [:]
         return matchingRows(in: realm, pending: pending, values: indexes)
     }
 
@@ -733,7 +733,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// Objects whose value of a named property could not be read are left out, as
     /// `matchingFields` leaves them out.
     func matchingOrdinals(in realm: Realm, values indexes: [Int]) -> (projection: TableProjection, ordinals: [Int32], columns: [ProjectedColumn])? {
-        guard base == nil, distinct.isEmpty, realm.writeState?.rows.keys.contains(where: { $0.table == bound.table }) != true else { return nil }
+        guard base == nil, distinct.isEmpty, realm.writeState?.rows.hasRows(inTable: bound.table) != true else { return nil }
         let projection: TableProjection, selected: OrdinalSet
         if filters.isEmpty, textFilters.isEmpty {
             let table = bound.table

@@ -4,164 +4,6 @@
 
 import Foundation
 
-/// The changes a write transaction made to one object, applied to the engine at commit.
-final class PendingRow {
-    /// What the object holds now.
-    enum Content {
-        /// Deleted in this transaction.
-        case deleted
-        /// Decoded values (objects set through accessors change these in place).
-        case fields([FieldValue])
-        /// An encoded row (JSON imports build rows directly; decoded on first change).
-        case row([UInt8])
-    }
-
-    private(set) var content: Content
-    /// Counts changes of the whole row (caches of what was read from it compare it) …
-    private(set) var revision: UInt64 = 0
-    /// … and of single properties changed in place (`modifyField`), by index.
-    private var fieldRevisions: [Int: UInt64] = [:]
-
-    /// Changes of property `index` so far: of the whole row and of the property alone.
-    func revision(of index: Int) -> (row: UInt64, field: UInt64) { (revision, fieldRevisions[index] ?? 0) }
-    /// The stored row before the transaction (bytes: compared, not decoded, at commit);
-    /// nil when the object did not exist.
-    let originalRow: StoredValue?
-    /// Properties to report as modified even if unchanged (`update: .all`).
-    var forced = PropertyMask()
-    /// The add or create that created this row (see `WriteState.willChange`).
-    var atomicMark: UInt64
-
-    init(fields: [FieldValue]?, originalRow: StoredValue?, atomicMark: UInt64 = 0) {
-        content = fields.map(Content.fields) ?? .deleted
-        self.originalRow = originalRow
-        self.atomicMark = atomicMark
-    }
-
-    init(row: [UInt8], originalRow: StoredValue?, atomicMark: UInt64) {
-        content = .row(row)
-        self.originalRow = originalRow
-        self.atomicMark = atomicMark
-    }
-
-    /// The pending row of a stored object about to change: its bytes, copied and checked
-    /// once (so reading them later in the write cannot meet damage), never decoded.
-    init(stored: StoredValue, atomicMark: UInt64) throws(RowFormat.DecodingError) {
-        let bytes = stored.bytes
-        do {
-            try RowFormat.validate(bytes)
-        } catch let error as RowFormat.DecodingError {
-            throw error
-        } catch {
-            throw RowFormat.DecodingError(reason: "\(error)")
-        }
-        content = .row(bytes)
-        originalRow = stored
-        self.atomicMark = atomicMark
-    }
-
-    var isDeleted: Bool {
-        if case .deleted = content { return true }
-        return false
-    }
-
-    /// The values now (nil: deleted). Changing them decodes an encoded row once, then
-    /// changes the values in place.
-    var fields: [FieldValue]? {
-        get {
-            switch content {
-            case .deleted: return nil
-            case .fields(let fields): return fields
-            case .row(let row): return Self.decode(row)
-            }
-        }
-        set {
-            content = newValue.map(Content.fields) ?? .deleted
-            revision &+= 1
-        }
-        _modify {
-            var value = fields
-            content = .deleted          // so `value` is the only reference: changed in place
-            defer {
-                content = value.map(Content.fields) ?? .deleted
-                revision &+= 1
-            }
-            yield &value
-        }
-    }
-
-    /// Property `index` now, without decoding the others (nil: deleted).
-    func field(_ index: Int) -> FieldValue? {
-        switch content {
-        case .deleted: return nil
-        case .fields(let fields): return index < fields.count ? fields[index] : .null
-        case .row(let row):
-            do { return try RowFormat.field(index, of: row) } catch { preconditionFailure("pending row: \(error)") }
-        }
-    }
-
-    /// The row to write at commit (nil: deleted).
-    func encodedRow() -> [UInt8]? {
-        switch content {
-        case .deleted: return nil
-        case .fields(let fields): return RowFormat.encode(fields)
-        case .row(let row): return row
-        }
-    }
-
-    /// Sets property `index` to `value`: written into the encoded row (over the old bytes
-    /// when they are the same size), or into the decoded values once a collection was
-    /// changed in place. `isCollection`: the property is a list, set or map, whose kept
-    /// contents compare its revision.
-    func setField(_ index: Int, _ value: FieldValue, isCollection: Bool) {
-        switch content {
-        case .deleted:
-            return
-        case .fields(var values):
-            content = .deleted           // so `values` is the only reference: changed in place
-            // A row stored before properties were appended has fewer values.
-            if index >= values.count { values += repeatElement(FieldValue.null, count: index + 1 - values.count) }
-            values[index] = value
-            content = .fields(values)
-        case .row(var row):
-            content = .deleted
-            RowFormat.replaceField(index, in: &row, with: value)
-            content = .row(row)
-        }
-        if isCollection { fieldRevisions[index, default: 0] &+= 1 }
-    }
-
-    /// Replaces the whole row with `row` (an encoded row that decodes).
-    func setRow(_ row: [UInt8]) {
-        content = .row(row)
-        revision &+= 1
-    }
-
-    /// Puts back a state saved by `WriteState.willChange`.
-    func restore(_ saved: Content) {
-        content = saved
-        revision &+= 1
-    }
-
-    /// Changes property `index` in place: amortized O(1) for an append to a list or a key
-    /// set in a map, however large (the values array is held once while `body` runs, so
-    /// it is not copied).
-    func modifyField(_ index: Int, _ body: (inout FieldValue) -> Void) {
-        guard var values = fields else { return }
-        if index >= values.count { values += repeatElement(FieldValue.null, count: index + 1 - values.count) }
-        content = .deleted
-        body(&values[index])
-        content = .fields(values)
-        fieldRevisions[index, default: 0] &+= 1
-    }
-
-    private static func decode(_ row: [UInt8]) -> [FieldValue] {
-        // Rows here were encoded by this process, or spliced from stored rows whose copied
-        // fields were decoded first (RowFormat.splice): failing to decode is a bug.
-        do { return try RowFormat.fields(of: row) } catch { preconditionFailure("pending row: \(error)") }
-    }
-}
-
 /// The managed state of an object. Public only so `@Persisted` can reach it.
 public final class ObjectState {
     @usableFromInline let realm: Realm
@@ -181,13 +23,10 @@ public final class ObjectState {
     let pinned: Realm.SnapshotBox?
     private var row: StoredValue?
     private var rowGeneration: UInt64 = .max
-    // The pending row found last, used only while its write (the id) is the realm's and
-    // has removed no row since (the epoch): the write holds it then. Unowned, not weak: a
-    // weak reference would give every pending row a side table; the row's bytes are freed
-    // with the write either way.
-    private unowned var pending: PendingRow?
+    // Where this object's pending row was found last (its entry in the write's
+    // `PendingRows`, stable for the write), used only while that write (the id) is open.
+    private var pendingIndex = -1
     private var pendingWrite: UInt64 = 0
-    private var pendingEpoch: UInt64 = 0
     /// For an embedded object: where in its parent it lives (nil: a top-level object).
     let embedding: Embedding?
     /// An embedded object's fields and the realm read version they were read at (reading
@@ -248,11 +87,10 @@ public final class ObjectState {
     /// The pending row of this object in the realm's current write, if it has one.
     private func currentPending() -> PendingRow? {
         guard pinned == nil, let write = realm.writeState else { return nil }
-        if pendingWrite == write.id, pendingEpoch == write.rowsEpoch, let pending { return pending }
+        if pendingWrite == write.id, pendingIndex >= 0 { return write.rows.row(at: pendingIndex) }
         guard let found = write.rows[RowKey(table: bound.table, key: key)] else { return nil }
-        pending = found
+        pendingIndex = found.index
         pendingWrite = write.id
-        pendingEpoch = write.rowsEpoch
         return found
     }
 
@@ -552,7 +390,9 @@ public final class ObjectState {
     /// object's pending row and its revision, and the write's deletions.
     private struct CollectionSource: Equatable {
         let version: UInt64
-        let pending: ObjectIdentifier?
+        /// The write and the entry of the pending row (0 and -1: none).
+        let pendingWrite: UInt64
+        let pendingIndex: Int
         let rowRevision: UInt64
         let fieldRevision: UInt64
         let deletions: UInt64
@@ -583,13 +423,13 @@ public final class ObjectState {
     private func collectionSource(_ index: Int, _ dependence: CollectionDependence) -> CollectionSource {
         // A pinned object reads a fixed snapshot; an embedded one its parent's row, which
         // has no pending row of its own to compare.
-        if pinned != nil { return CollectionSource(version: 0, pending: nil, rowRevision: 0, fieldRevision: 0, deletions: 0) }
+        if pinned != nil { return CollectionSource(version: 0, pendingWrite: 0, pendingIndex: -1, rowRevision: 0, fieldRevision: 0, deletions: 0) }
         if dependence == .everything || embedding != nil {
-            return CollectionSource(version: realm.readVersion, pending: nil, rowRevision: 0, fieldRevision: 0, deletions: 0)
+            return CollectionSource(version: realm.readVersion, pendingWrite: 0, pendingIndex: -1, rowRevision: 0, fieldRevision: 0, deletions: 0)
         }
         let pending = currentPending()
         let revision = pending?.revision(of: index) ?? (row: 0, field: 0)
-        return CollectionSource(version: realm.generation, pending: pending.map(ObjectIdentifier.init),
+        return CollectionSource(version: realm.generation, pendingWrite: pending == nil ? 0 : realm.writeState!.id, pendingIndex: pending?.index ?? -1,
                                 rowRevision: revision.row, fieldRevision: revision.field,
                                 deletions: dependence == .ownRowAndDeletions ? realm.writeState?.deletions ?? 0 : 0)
     }
@@ -673,21 +513,20 @@ public final class ObjectState {
         write.willChange(RowKey(table: bound.table, key: key))
         if let existing = currentPending() { return (write, existing) }
         guard let row = storedRow() else { invalidatedAccess() }
+        let rowKey = RowKey(table: bound.table, key: key)
         let pending: PendingRow
         do {
-            pending = try PendingRow(stored: row, atomicMark: write.atomicID)
+            pending = try write.rows.put(rowKey, stored: row, atomicMark: write.atomicID)
         } catch {
             // A stored row that does not decode is damage (recorded in `readErrors`): the
             // change starts from what its fields read, each damaged one as its zero value.
             realm.noteDamage(table: bound.table, key: key, error)
-            pending = PendingRow(fields: (0 ..< bound.schema.properties.count).map { index in
+            pending = write.rows.put(rowKey, fields: (0 ..< bound.schema.properties.count).map { index in
                 (try? RowFormat.field(index, of: row)) ?? damaged(index, error)
-            }, originalRow: row, atomicMark: write.atomicID)
+            }, original: row, atomicMark: write.atomicID)
         }
-        write.rows[RowKey(table: bound.table, key: key)] = pending
-        self.pending = pending
+        pendingIndex = pending.index
         pendingWrite = write.id
-        pendingEpoch = write.rowsEpoch
         return (write, pending)
     }
 

@@ -18,10 +18,8 @@ public enum UpdatePolicy: Sendable {
 final class WriteState {
     let id: UInt64
     let transaction: Transaction
-    var rows: [RowKey: PendingRow] = [:]
-    /// Counts removals from `rows` (objects compare it before using the pending row they
-    /// found last).
-    private(set) var rowsEpoch: UInt64 = 0
+    /// The rows this write changed (`PendingRows.swift`).
+    let rows = PendingRows()
     var nextIDs: [UInt32: Int64] = [:]
 
     init(id: UInt64, transaction: Transaction) {
@@ -45,7 +43,7 @@ final class WriteState {
     // An add or create that fails must leave nothing behind, even if the caller catches the
     // error and commits: while one runs, the first change to each row saves its old state.
     // Rows saved (or created) by the current one carry its mark, so each is saved once.
-    private var undo: [(key: RowKey, row: PendingRow?, content: PendingRow.Content, forced: PropertyMask)]?
+    private var undo: [(key: RowKey, row: PendingRow?, content: PendingRows.Content, forced: PropertyMask)]?
     private var nextAtomicID: UInt64 = 1
     /// The mark of the add or create in progress (0: none).
     private(set) var atomicID: UInt64 = 0
@@ -78,10 +76,8 @@ final class WriteState {
                 if let row = entry.row {
                     row.restore(entry.content)
                     row.forced = entry.forced
-                    rows[entry.key] = row
                 } else {
-                    rows[entry.key] = nil
-                    rowsEpoch &+= 1
+                    rows.remove(entry.key)
                 }
             }
         }
@@ -339,22 +335,22 @@ extension Realm {
             touched.append((table, bound, TableChanges()))
             return touched.count - 1
         }
-        for (rowKey, pending) in write.rows {
-            guard let slot = slot(rowKey.table) else { continue }
+        try write.rows.forEach { rowKey, pending in
+            guard let slot = slot(rowKey.table) else { return }
             let bound = touched[slot].bound
             let key = rowKey.key
-            switch (pending.originalRow, pending.encodedRow()) {
-            case (nil, nil):
-                continue
-            case (nil, let row?):
-                try transaction.put(table: bound.table, key: key, value: row)
+            switch (pending.originalRow, pending.isDeleted) {
+            case (nil, true):
+                return
+            case (nil, false):
+                try pending.withEncodedRow { row in try transaction.put(table: bound.table, key: key, value: row) }
                 // Sized for the write on first use (not before: most writes only insert or only update).
                 if touched[slot].changes.inserted.isEmpty { touched[slot].changes.inserted.reserveCapacity(write.rows.count) }
                 touched[slot].changes.inserted.insert(ObjectKey(key))
                 for (index, backlink) in bound.maintainedIndexes {
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].record(key, old: nil, new: pending.field(index)!, backlink: backlink)
                 }
-            case (let originalRow?, nil):
+            case (let originalRow?, true):
                 try transaction.delete(table: bound.table, key: key)
                 touched[slot].changes.deleted.insert(ObjectKey(key))
                 for (index, backlink) in bound.maintainedIndexes {
@@ -363,11 +359,15 @@ extension Realm {
                     guard let old = try? RowFormat.field(index, of: originalRow) else { continue }
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].record(key, old: old, new: nil, backlink: backlink)
                 }
-            case (let originalRow?, let row?):
-                var modified = RowFormat.modifiedFields(from: originalRow, to: row, propertyCount: bound.schema.properties.count)
-                modified.formUnion(pending.forced)
-                guard !modified.isEmpty else { continue }
-                try transaction.put(table: bound.table, key: key, value: row)
+            case (let originalRow?, false):
+                let written = try pending.withEncodedRow { row -> PropertyMask? in
+                    var modified = RowFormat.modifiedFields(from: originalRow, to: row, propertyCount: bound.schema.properties.count)
+                    modified.formUnion(pending.forced)
+                    guard !modified.isEmpty else { return nil }
+                    try transaction.put(table: bound.table, key: key, value: row)
+                    return modified
+                }
+                guard let modified = written ?? nil else { return }
                 if touched[slot].changes.modified.isEmpty { touched[slot].changes.modified.reserveCapacity(write.rows.count) }
                 touched[slot].changes.modified[ObjectKey(key)] = modified
                 for (index, backlink) in bound.maintainedIndexes where modified.contains(index) {
@@ -465,10 +465,9 @@ extension Realm {
         let pending: PendingRow
         if let existing {
             pending = existing
-            if pending.isDeleted { pending.fields = bound.nullFields }
+            if pending.isDeleted { pending.setRow(bound.nullRow) }
         } else {
-            pending = PendingRow(fields: bound.nullFields, originalRow: stored, atomicMark: write.atomicID)
-            write.rows[rowKey] = pending
+            pending = write.rows.put(rowKey, row: bound.nullRow, original: stored, atomicMark: write.atomicID)
         }
         object._state = ObjectState(realm: self, bound: bound, key: key, row: nil)
         let outerPolicy = write.addPolicy
@@ -586,7 +585,7 @@ extension Realm {
             if let original = write.rows[rowKey] {
                 original.fields = fields
             } else {
-                write.rows[rowKey] = PendingRow(fields: fields, originalRow: nil, atomicMark: write.atomicID)
+                write.rows.put(rowKey, fields: fields, original: nil, atomicMark: write.atomicID)
             }
         }
         let object = makeObject(bound: bound, key: key, row: nil)
@@ -733,7 +732,7 @@ extension Realm {
             pending.fields = nil
         } else {
             guard let row = storedRow(table: state.bound.table, key: state.key) else { return }
-            write.rows[rowKey] = PendingRow(fields: nil, originalRow: row)
+            write.rows.put(rowKey, fields: nil, original: row)
         }
         write.noteChange(bound: state.bound, key: state.key)
         write.noteDeletion()

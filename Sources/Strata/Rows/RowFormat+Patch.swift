@@ -88,6 +88,7 @@ extension RowFormat {
     /// is written over it; otherwise the fields after it move and their ends shift. A row
     /// with fewer fields (written before a property was appended) is widened with nulls.
     static func replaceField(_ index: Int, in row: inout [UInt8], with value: FieldValue) {
+        if row.withUnsafeMutableBytes({ patchFixedField(index, in: $0, with: value) }) { return }
         let count = Int(row[2]) | Int(row[3]) << 8
         guard index < count else {
             // Rare (a property appended since the row was stored): rebuilt whole.
@@ -96,18 +97,14 @@ extension RowFormat {
                 if field == index {
                     append(value, to: &out)
                 } else if field < count {
-                    out.append(contentsOf: old[range(of: field, in: old, count: count)])
+                    out.append(contentsOf: old[old.withUnsafeBytes { range(of: field, in: $0, count: count) }])
                 } else {
                     out.append(Tag.null.rawValue)
                 }
             }
             return
         }
-        let old = range(of: index, in: row, count: count)
-        if let size = fixedSize(of: value), size == old.count {
-            row.withUnsafeMutableBytes { raw in writeFixed(value, into: raw, at: old.lowerBound) }
-            return
-        }
+        let old = row.withUnsafeBytes { range(of: index, in: $0, count: count) }
         var encoded: [UInt8] = []
         encoded.reserveCapacity(16)
         append(value, to: &encoded)
@@ -123,14 +120,24 @@ extension RowFormat {
         }
     }
 
+    /// Writes `value` over field `index` of `row` (a row that decodes) where it lies, if
+    /// both are fixed-size values of the same size; returns false, changing nothing,
+    /// otherwise (the row must be rebuilt: `replaceField`).
+    static func patchFixedField(_ index: Int, in row: UnsafeMutableRawBufferPointer, with value: FieldValue) -> Bool {
+        let count = Int(row[2]) | Int(row[3]) << 8
+        guard index < count, let size = fixedSize(of: value) else { return false }
+        let old = range(of: index, in: UnsafeRawBufferPointer(row), count: count)
+        guard size == old.count else { return false }
+        writeFixed(value, into: row, at: old.lowerBound)
+        return true
+    }
+
     /// The bytes of field `index` in a row of `count` fields that decodes.
-    private static func range(of index: Int, in row: [UInt8], count: Int) -> Range<Int> {
-        row.withUnsafeBytes { raw in
-            let base = 4 + 4 * count
-            let start = index == 0 ? 0 : Int(raw.loadUnaligned(fromByteOffset: 4 + 4 * (index - 1), as: UInt32.self).littleEndian)
-            let end = Int(raw.loadUnaligned(fromByteOffset: 4 + 4 * index, as: UInt32.self).littleEndian)
-            return base + start ..< base + end
-        }
+    private static func range(of index: Int, in raw: UnsafeRawBufferPointer, count: Int) -> Range<Int> {
+        let base = 4 + 4 * count
+        let start = index == 0 ? 0 : Int(raw.loadUnaligned(fromByteOffset: 4 + 4 * (index - 1), as: UInt32.self).littleEndian)
+        let end = Int(raw.loadUnaligned(fromByteOffset: 4 + 4 * index, as: UInt32.self).littleEndian)
+        return base + start ..< base + end
     }
 
     /// Writes a fixed-size value's encoding (tag and little-endian payload) at `at`.

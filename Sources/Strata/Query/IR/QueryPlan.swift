@@ -19,7 +19,7 @@ extension ResultsQuery {
     /// The plan in words: the access path, then how the rest of the filter, the sort and
     /// the limit are applied.
     func explain(in realm: Realm) -> String {
-        let pending = realm.writeState.map { write in write.rows.filter { $0.key.table == bound.table } } ?? [:]
+        let pending = realm.writeState?.rows.rows(inTable: bound.table) ?? [:]
         let properties = bound.schema.properties
         func name(_ index: Int) -> String { index < properties.count ? properties[index].name : "#\(index)" }
         var lines: [String] = []
