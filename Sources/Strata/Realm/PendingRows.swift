@@ -61,8 +61,9 @@ final class PendingRows {
     private var decoded: [Int: [FieldValue]] = [:]
     private var fieldRevisions: [Int: [Int: UInt64]] = [:]
     private var forcedFields: [Int: PropertyMask] = [:]
-    /// Rows per table (absent ones not counted): queries ask whether a table has any.
-    private var tableCounts: [UInt32: Int] = [:]
+    /// Rows per table (absent ones not counted; a write touches a handful of tables):
+    /// queries ask whether a table has any.
+    private var tableCounts: [(table: UInt32, count: Int)] = []
 
     init() {}
 
@@ -145,7 +146,7 @@ final class PendingRows {
     }
 
     /// Whether any row of `table` is pending.
-    func hasRows(inTable table: UInt32) -> Bool { (tableCounts[table] ?? 0) > 0 }
+    func hasRows(inTable table: UInt32) -> Bool { tableCounts.contains { $0.table == table && $0.count > 0 } }
 
     /// The pending rows of `table`, by key.
     func rows(inTable table: UInt32) -> [RowKey: PendingRow] {
@@ -207,7 +208,7 @@ final class PendingRows {
     func remove(_ key: RowKey) {
         guard let index = position(of: key) else { return }
         setState(index, .absent)
-        decoded[index] = nil
+        if !decoded.isEmpty { decoded[index] = nil }
     }
 
     /// The entry for `key`: a new one, or the absent one it had (reused with `original`).
@@ -217,8 +218,8 @@ final class PendingRows {
             let revision = entries[index].revision &+ 1
             entries[index] = Entry(table: key.table, state: .absent, rowLength: 0, rowStart: 0, key: key.key,
                                    original: original, atomicMark: atomicMark, revision: revision)
-            fieldRevisions[index] = nil
-            forcedFields[index] = nil
+            if !fieldRevisions.isEmpty { fieldRevisions[index] = nil }
+            if !forcedFields.isEmpty { forcedFields[index] = nil }
             return index
         }
         let index = entries.count
@@ -234,12 +235,15 @@ final class PendingRows {
     fileprivate func setState(_ index: Int, _ state: State) {
         let old = entries[index].state
         guard old != state else { return }
-        if old == .absent {
-            count += 1
-            tableCounts[entries[index].table, default: 0] += 1
-        } else if state == .absent {
-            count -= 1
-            tableCounts[entries[index].table, default: 0] -= 1
+        if old == .absent || state == .absent {
+            let change = old == .absent ? 1 : -1
+            count += change
+            let table = entries[index].table
+            if let at = tableCounts.firstIndex(where: { $0.table == table }) {
+                tableCounts[at].count += change
+            } else {
+                tableCounts.append((table, change))
+            }
         }
         entries[index].state = state
     }
@@ -259,7 +263,7 @@ final class PendingRows {
             entries[index].rowLength = UInt32(raw.count)
             arena.append(contentsOf: raw)
         }
-        decoded[index] = nil
+        if !decoded.isEmpty { decoded[index] = nil }
         setState(index, .row)
         entries[index].revision &+= 1
     }
@@ -269,7 +273,7 @@ final class PendingRows {
             decoded[index] = fields
             setState(index, .fields)
         } else {
-            decoded[index] = nil
+            if !decoded.isEmpty { decoded[index] = nil }
             setState(index, .deleted)
         }
         entries[index].revision &+= 1
@@ -332,11 +336,19 @@ final class PendingRows {
         fieldRevisions[index, default: [:]][field, default: 0] &+= 1
     }
 
-    fileprivate func fieldRevision(_ index: Int, _ field: Int) -> UInt64 { fieldRevisions[index]?[field] ?? 0 }
+    fileprivate func fieldRevision(_ index: Int, _ field: Int) -> UInt64 {
+        fieldRevisions.isEmpty ? 0 : fieldRevisions[index]?[field] ?? 0
+    }
 
-    fileprivate func forced(_ index: Int) -> PropertyMask { forcedFields[index] ?? PropertyMask() }
+    fileprivate func forced(_ index: Int) -> PropertyMask { forcedFields.isEmpty ? PropertyMask() : forcedFields[index] ?? PropertyMask() }
 
-    fileprivate func setForced(_ index: Int, _ mask: PropertyMask) { forcedFields[index] = mask.isEmpty ? nil : mask }
+    fileprivate func setForced(_ index: Int, _ mask: PropertyMask) {
+        if mask.isEmpty {
+            if !forcedFields.isEmpty { forcedFields[index] = nil }
+        } else {
+            forcedFields[index] = mask
+        }
+    }
 
     private static func decode(_ row: UnsafeRawBufferPointer) -> [FieldValue] {
         // Rows here were encoded by this process, or copied from stored rows checked when

@@ -329,15 +329,35 @@ extension Realm {
         // Per table touched (a handful): its type and its changes, found by a linear search
         // rather than three hashed look-ups per row.
         var touched: [(table: UInt32, bound: BoundType, changes: TableChanges)] = []
-        func slot(_ table: UInt32) -> Int? {
-            if let index = touched.firstIndex(where: { $0.table == table }) { return index }
-            guard let bound = boundType(table: table) else { return nil }
-            touched.append((table, bound, TableChanges()))
-            return touched.count - 1
+        // The table of the rows in hand and its changes, kept in locals while its rows come
+        // one after another (a write mostly touches one table): looked up, and written back
+        // to `touched`, only when the table changes.
+        var current = -1
+        var changes = TableChanges()
+        func switchTo(_ table: UInt32) -> Bool {
+            if current >= 0 { touched[current].changes = changes }
+            if let index = touched.firstIndex(where: { $0.table == table }) {
+                current = index
+            } else {
+                guard let bound = boundType(table: table) else { current = -1; return false }
+                touched.append((table, bound, TableChanges()))
+                current = touched.count - 1
+            }
+            changes = touched[current].changes
+            touched[current].changes = TableChanges()    // so `changes` holds the only copy
+            return true
         }
+        var bound: BoundType?
+        var maintained: [(property: Int, backlink: Bool)] = []
+        var propertyCount = 0
         try write.rows.forEach { rowKey, pending in
-            guard let slot = slot(rowKey.table) else { return }
-            let bound = touched[slot].bound
+            if current < 0 || touched[current].table != rowKey.table {
+                guard switchTo(rowKey.table) else { return }
+                bound = touched[current].bound
+                maintained = bound!.maintainedIndexes
+                propertyCount = bound!.schema.properties.count
+            }
+            let bound = bound.unsafelyUnwrapped
             let key = rowKey.key
             switch (pending.originalRow, pending.isDeleted) {
             case (nil, true):
@@ -345,15 +365,15 @@ extension Realm {
             case (nil, false):
                 try pending.withEncodedRow { row in try transaction.put(table: bound.table, key: key, value: row) }
                 // Sized for the write on first use (not before: most writes only insert or only update).
-                if touched[slot].changes.inserted.isEmpty { touched[slot].changes.inserted.reserveCapacity(write.rows.count) }
-                touched[slot].changes.inserted.insert(ObjectKey(key))
-                for (index, backlink) in bound.maintainedIndexes {
+                if changes.inserted.isEmpty { changes.inserted.reserveCapacity(write.rows.count) }
+                changes.inserted.insert(ObjectKey(key))
+                for (index, backlink) in maintained {
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].record(key, old: nil, new: pending.field(index)!, backlink: backlink)
                 }
             case (let originalRow?, true):
                 try transaction.delete(table: bound.table, key: key)
-                touched[slot].changes.deleted.insert(ObjectKey(key))
-                for (index, backlink) in bound.maintainedIndexes {
+                changes.deleted.insert(ObjectKey(key))
+                for (index, backlink) in maintained {
                     // A damaged stored row's old index entries cannot be named; lookups
                     // re-check every candidate, so a stale one is harmless.
                     guard let old = try? RowFormat.field(index, of: originalRow) else { continue }
@@ -361,28 +381,29 @@ extension Realm {
                 }
             case (let originalRow?, false):
                 let written = try pending.withEncodedRow { row -> PropertyMask? in
-                    var modified = RowFormat.modifiedFields(from: originalRow, to: row, propertyCount: bound.schema.properties.count)
+                    var modified = RowFormat.modifiedFields(from: originalRow, to: row, propertyCount: propertyCount)
                     modified.formUnion(pending.forced)
                     guard !modified.isEmpty else { return nil }
                     try transaction.put(table: bound.table, key: key, value: row)
                     return modified
                 }
                 guard let modified = written ?? nil else { return }
-                if touched[slot].changes.modified.isEmpty { touched[slot].changes.modified.reserveCapacity(write.rows.count) }
-                touched[slot].changes.modified[ObjectKey(key)] = modified
-                for (index, backlink) in bound.maintainedIndexes where modified.contains(index) {
+                if changes.modified.isEmpty { changes.modified.reserveCapacity(write.rows.count) }
+                changes.modified[ObjectKey(key)] = modified
+                for (index, backlink) in maintained where modified.contains(index) {
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()]
                         .record(key, old: try? RowFormat.field(index, of: originalRow), new: pending.field(index)!, backlink: backlink)
                 }
             }
         }
+        if current >= 0 { touched[current].changes = changes }
         try flushIndexesAndCounters(deltas, write: write)
-        var changes = CommitChanges()
+        var commitChanges = CommitChanges()
         for entry in touched {
-            changes.propertyCounts[entry.table] = entry.bound.schema.properties.count
-            changes.tables[entry.table] = entry.changes
+            commitChanges.propertyCounts[entry.table] = entry.bound.schema.properties.count
+            commitChanges.tables[entry.table] = entry.changes
         }
-        return changes
+        return commitChanges
     }
 
     /// The index changes the rows made, and the hidden-id counters the write advanced, into
