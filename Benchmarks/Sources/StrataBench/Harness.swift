@@ -71,6 +71,22 @@ enum RawDisk {
         }
     }
 
+    /// `count` appends of `recordBytes` bytes, each followed by fdatasync: the seconds of
+    /// each (what the disk alone gives a durable one-record commit, its stalls included).
+    static func syncLatencies(count: Int, recordBytes: Int, in directory: String) throws -> [Double] {
+        let path = directory + "/raw-sync-latencies"
+        let fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o644)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        defer { close(fd); unlink(path) }
+        let record = [UInt8](repeating: 0x5A, count: recordBytes)
+        return try (0 ..< count).map { i in
+            try time {
+                let w = record.withUnsafeBytes { pwrite(fd, $0.baseAddress, recordBytes, off_t(i * recordBytes)) }
+                guard w == recordBytes, fdatasync(fd) == 0 else { throw POSIXError(.EIO) }
+            }
+        }
+    }
+
     /// `count` appends of `recordBytes` bytes, each followed by fdatasync: seconds.
     static func syncLoop(count: Int, recordBytes: Int, in directory: String) throws -> Double {
         let path = directory + "/raw-sync"

@@ -325,7 +325,7 @@ struct QueryBenchmarks {
         var rng = SplitMix64(seed: 0x5EED)
         let ids = (0 ..< Self.pointReads).map { _ in Int(rng.next() % UInt64(n)) }
         let expected = Self.expected(n: n, ids: ids)
-        var strataRounds: [Times] = [], grdbRounds: [Times] = []
+        var strataRounds: [Times] = [], grdbRounds: [Times] = [], rawRounds: [(mean: Double, worst: Double)] = []
         for round in 0 ..< rounds {
             let strataFirst = round % 2 == 0
             log("queries \(label(n)): round \(round + 1)/\(rounds), \(strataFirst ? "Strata" : "GRDB") first")
@@ -341,6 +341,9 @@ struct QueryBenchmarks {
                     grdbAnswers = answers
                 }
             }
+            // The disk alone, same run: 1,000 appends of a commit-sized record, each synced.
+            let raw = try RawDisk.syncLatencies(count: Self.commits, recordBytes: 120, in: workDirectory)
+            rawRounds.append((raw.reduce(0, +) / Double(raw.count), raw.max()!))
             try Self.check(strataAnswers, "Strata", expected, "the generator", partial: true)
             try Self.check(grdbAnswers, "GRDB", expected, "the generator", partial: true)
             try Self.check(strataAnswers, "Strata", grdbAnswers, "GRDB")
@@ -357,8 +360,12 @@ struct QueryBenchmarks {
         }
         let worst = cells(\.commitWorst)
         let worstOverRounds = strataRounds.map(\.commitWorst).max()!
-        let worstRow = "| (7) worst single commit (max over rounds: Strata \(seconds(worstOverRounds))) | \(seconds(worst.strata)) | \(seconds(worst.grdb)) | "
+        let rawMean = median(rawRounds.map(\.mean)), rawWorst = median(rawRounds.map(\.worst))
+        let strataMean = median(strataRounds.map(\.commitMean))
+        let worstRow = "| (7) worst single commit (max over rounds: Strata \(seconds(worstOverRounds)); the disk alone: \(seconds(rawWorst))) | \(seconds(worst.strata)) | \(seconds(worst.grdb)) | "
             + String(format: "%.2f×", worst.grdb / worst.strata) + " | ≤ 5 ms: \(worst.strata <= 0.005 ? "met" : "not met") |"
+        let rawRow = "| (7) the disk alone: 1,000 × (`pwrite` 120 B + `fdatasync`), mean; Strata's mean against it | \(seconds(strataMean)) | raw \(seconds(rawMean)) | "
+            + String(format: "%.2f× raw", rawMean / strataMean) + " | ≥ 0.8× raw: \(rawMean / strataMean >= 0.8 ? "met" : "not met") |"
         let cityIDs = label(expected.cityCount) + (expected.cityCount == 1 ? " id" : " ids")
         let lines = [
             "### Queries, \(label(n)) objects (Strata `.full` durability; GRDB `DatabaseQueue`, WAL, `synchronous = FULL`), medians of \(rounds) round\(rounds == 1 ? "" : "s")",
@@ -374,6 +381,7 @@ struct QueryBenchmarks {
             row("(6) set `age` and `score` of all \(label(n)), one write (Strata: a loop over `realm.objects(Item.self)`; GRDB: a prepared UPDATE a row)", \.update, goal: 5),
             row("(7) 1,000 durable commits of one object's `age`: mean", \.commitMean, goal: nil),
             worstRow,
+            rawRow,
             row("(8) close, reopen, read one object", \.reopen, goal: nil),
             row("(3) the city query again, first after the reopen", \.cityAfterReopen, goal: nil),
         ]
