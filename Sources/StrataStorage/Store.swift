@@ -173,6 +173,10 @@ public final class Store: @unchecked Sendable {
     var commitsSinceCompactionCheck = 0
     /// Deleted segments that snapshots may still map (for `stats.pinnedBytes`).
     let retiredSegments = Locked<[RetiredSegment]>([])
+    /// Retired files renamed aside and not yet deleted (kept whole while a snapshot maps
+    /// them: truncating a mapped file would fault its readers), and how many names were
+    /// handed out.
+    let doomedFiles = Locked<(files: [String], named: UInt64)>(([], 0))
     /// Live snapshots, weakly held (for `stats.oldestSnapshot…`).
     let snapshotRegistry = Locked<[WeakSnapshotToken]>([])
 
@@ -400,7 +404,10 @@ public final class Store: @unchecked Sendable {
             throw StoreError.invalidArgument("close() called inside a write transaction of the same task or thread")
         }
         // A compaction needs the gate to finish, so it is stopped before close takes it.
-        if !options.readOnly { cancelCompactions(waiting: waitingForCompactions) }
+        if !options.readOnly {
+            cancelCompactions(waiting: waitingForCompactions)
+            if waitingForCompactions { reclaimDoomedFiles() }
+        }
         try acquireGate(forClose: true)
         defer { releaseGate() }
         // No roll can hand over another hint now (the gate is held): the last ones are on

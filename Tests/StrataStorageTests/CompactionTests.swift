@@ -244,6 +244,59 @@ final class CompactionTests: XCTestCase {
         try store.close()
     }
 
+    /// A compacted segment is not unlinked whole: it is renamed aside (a `.tmp` name the
+    /// next open deletes), kept while a snapshot maps it, then truncated from its end
+    /// `Store.deletionStep` bytes at a time and unlinked. (One unlink of a 64 MB file on a
+    /// file system mounted with `discard` discards all its blocks at once, and the commits
+    /// syncing meanwhile waited 10-150 ms behind it.)
+    func testRetiredSegmentsAreDeletedStepwiseOnceNoSnapshotMapsThem() throws {
+        let dir = TemporaryDirectory("retired-stepwise")
+        let fs = RecordingFileSystem()
+        var opts = options(segmentSize: 3 * Store.deletionStep, durability: .none, fileSystem: fs)
+        opts.autoCompaction = .disabled
+        let store = try Store(directory: dir.url, options: opts)
+        for round in 0 ..< 2 {
+            for n in 0 ..< 60 { try store.write { try $0.put(table: 1, key: key(n), value: value(UInt64(round * 100 + n), length: 256 << 10)) } }
+        }
+        var snapshot: Snapshot? = store.snapshot()
+        let before = Set(try fs.listDirectory(dir.path).filter { $0.hasSuffix(".seg") })
+        try store.compact()
+        let names = try fs.listDirectory(dir.path)
+        let retired = names.filter { $0.hasSuffix(".tmp") && $0.contains(".seg.retired-") }
+        XCTAssertFalse(retired.isEmpty, "segments a snapshot maps are kept aside: \(names)")
+        XCTAssertTrue(before.isDisjoint(with: names.filter { $0.hasSuffix(".seg") }), "every compacted segment left its name")
+        XCTAssertEqual(try snapshot!.get(table: 1, key: key(3)), value(103, length: 256 << 10), "the snapshot still reads them")
+        XCTAssertFalse(fs.operations.contains { if case .remove(let path) = $0 { return path.contains(".seg.retired-") } else { return false } },
+                       "nothing a snapshot maps is deleted")
+        snapshot = nil
+        try store.close()
+        XCTAssertEqual(try fs.listDirectory(dir.path).filter { $0.hasSuffix(".tmp") }, [], "close deleted the retired files")
+        // Each retired segment shrank step by step, then went.
+        var inodes: [String: Int] = [:]
+        var truncations: [Int: [Int]] = [:]     // since the file was retired
+        var removedAfterTruncating = 0, longest = 0
+        for operation in fs.operations {
+            switch operation {
+            case .create(let path, let inode): inodes[path] = inode
+            case .rename(let from, let to):
+                inodes[to] = inodes.removeValue(forKey: from)
+                if to.contains(".seg.retired-"), let inode = inodes[to] { truncations[inode] = [] }
+            case .truncate(let inode, let length): truncations[inode]?.append(length)
+            case .remove(let path) where path.contains(".seg.retired-"):
+                let lengths = try XCTUnwrap(inodes[path].flatMap { truncations[$0] }, path)
+                XCTAssertEqual(lengths.last, 0, path)
+                let steps = zip(lengths, lengths.dropFirst()).map { $0 - $1 }
+                XCTAssertTrue(steps.dropLast().allSatisfy { $0 == Store.deletionStep }, "\(path): \(lengths)")
+                XCTAssertLessThanOrEqual(steps.last ?? 0, Store.deletionStep, path)
+                longest = max(longest, lengths.count)
+                removedAfterTruncating += 1
+            default: break
+            }
+        }
+        XCTAssertEqual(removedAfterTruncating, retired.count)
+        XCTAssertGreaterThan(longest, 2, "a segment of several steps was truncated several times")
+    }
+
     func testUpdateHeavyStoreSettlesNearItsLiveSize() throws {
         let dir = TemporaryDirectory("settle")
         var opts = options(segmentSize: 64 << 10, durability: .none)

@@ -46,6 +46,7 @@ private final class BlockingSyncFileSystem: FileSystem, @unchecked Sendable {
             throw StoreError.fromErrno(EIO, op: "fdatasync", path: path)
         }
         func startWriteback(offset: Int, length: Int) { inner.startWriteback(offset: offset, length: length) }
+        func hasLiveMappings() -> Bool { inner.hasLiveMappings() }
         func truncate(to length: Int) throws { try inner.truncate(to: length) }
         func map(length: Int) throws -> MappedRegion { try inner.map(length: length) }
         func close() { inner.close() }

@@ -108,6 +108,7 @@ extension Store {
     public func compact() throws -> CompactionReport {
         do {
             let report = try runCompaction(manual: true)
+            reclaimDoomedFiles()
             options.logger?.info("compaction: \(report.segmentsCompacted) segments into \(report.segmentsWritten), \(report.reclaimedBytes) bytes reclaimed", metadata: ["store": "\(path)"])
             return report
         } catch is CompactionCancelled {
@@ -322,7 +323,9 @@ extension Store {
 
     /// Step 5: the inputs leave the index's segment table, then their files go, oldest
     /// first, each removal made durable before the next: whatever a crash keeps is a suffix
-    /// of the inputs, which replays correctly beside the outputs.
+    /// of the inputs, which replays correctly beside the outputs. A file "goes" by a rename
+    /// to a `.tmp` name (which the next writable open deletes); its bytes are freed later,
+    /// a few megabytes at a time, once no snapshot maps it (`reclaimDoomedFiles`).
     private func retire(_ inputs: [CompactionInput], longestPause: inout Double) throws {
         try withWriterPaused(&longestPause) {
             for input in inputs {
@@ -333,16 +336,71 @@ extension Store {
         }
         do {
             for input in inputs {
-                try fileSystem.remove(path + "/" + segmentName(input.number))
-                try fileSystem.remove(path + "/" + hintName(input.number))
+                let segment = doomedName(segmentName(input.number)), hint = doomedName(hintName(input.number))
+                try fileSystem.rename(path + "/" + segmentName(input.number), to: segment)
+                let hasHint = fileSystem.fileExists(path + "/" + hintName(input.number))
+                if hasHint { try fileSystem.rename(path + "/" + hintName(input.number), to: hint) }
                 try fileSystem.syncDirectory(path)
                 retireRegion(input.view.region, number: input.number, bytes: input.view.length)
+                doomedFiles.withLock { list in
+                    list.files.append(segment)
+                    if hasHint { list.files.append(hint) }
+                }
             }
         } catch let error as StoreError {
             poison(error)
             throw error
         }
     }
+
+    /// A name, unique in this process, under which a retired file waits to be deleted.
+    private func doomedName(_ name: String) -> String {
+        let number = doomedFiles.withLock { list -> UInt64 in
+            list.named += 1
+            return list.named
+        }
+        return path + "/" + name + ".retired-\(number).tmp"
+    }
+
+    /// Deletes the retired files that nothing maps any more (no snapshot reads them), each
+    /// truncated from its end a few megabytes at a time before it is unlinked; returns
+    /// whether some still wait. Why not one unlink: on a file system mounted with `discard` (usual for cloud
+    /// disks), freeing a 64 MB segment discards all its blocks at once, and the commits
+    /// syncing meanwhile wait behind it (10-150 ms stalls after a large rewrite, measured).
+    /// Called by compaction threads and `close`, never by a committer: whoever truncates
+    /// waits for the discards. Failures leave the file to the next open, which deletes it.
+    @discardableResult
+    func reclaimDoomedFiles() -> Bool {
+        // Taken from the list while looked at, so two threads never work on one file.
+        let candidates: [String] = doomedFiles.withLock { list in
+            defer { list.files = [] }
+            return list.files
+        }
+        var waiting: [String] = []
+        for doomed in candidates {
+            if let file = try? fileSystem.openFile(doomed, create: false, readOnly: false) {
+                if file.hasLiveMappings() {
+                    file.close()
+                    waiting.append(doomed)
+                    continue
+                }
+                var size = (try? file.size()) ?? 0
+                while size > 0 {
+                    size = max(0, size - Store.deletionStep)
+                    do { try file.truncate(to: size) } catch { break }
+                }
+                file.close()
+            }
+            try? fileSystem.remove(doomed)
+        }
+        return doomedFiles.withLock { list in
+            list.files += waiting
+            return !list.files.isEmpty
+        }
+    }
+
+    /// Bytes freed per truncation of a retired file (one discard's worth: ~1 ms of the disk).
+    static let deletionStep = 4 << 20
 
     /// Runs `body` holding the write gate, with everything appended so far published (and,
     /// with `.full`, durable), and records how long writers were kept waiting.
@@ -584,35 +642,50 @@ extension Store {
         let deadBytes = writerSpace.values.reduce(0) { $0 + $1.diskBytes - $1.liveBytes }
         options.logger?.info("background compaction started: \(sealed.count) sealed segments, \(deadBytes) dead bytes", metadata: ["store": "\(path)"])
         let started = startThread { [weak self] in
-            guard let self else { return }
-            // Go on while the policy still asks for it and rounds make progress (judged by
-            // each round's own input and output: concurrent writes grow the store meanwhile),
-            // or while commits asked for another look during the last round.
-            while true {
-                let report: CompactionReport?
-                do {
-                    report = try self.runCompaction(manual: false)
-                    if let report {
-                        self.options.logger?.info("background compaction: \(report.segmentsCompacted) segments into \(report.segmentsWritten), \(report.reclaimedBytes) bytes reclaimed", metadata: ["store": "\(self.path)"])
-                    }
-                } catch {
-                    report = nil
-                    self.options.logger?.warning("background compaction stopped: \(error)", metadata: ["store": "\(self.path)"])
-                }
-                let progressed = (report?.bytesRead ?? 0) > (report?.bytesWritten ?? 0)
-                let space = self.publishedLock.withLock { $0 }.space.values
-                let wanted = policy.shouldStart(sealed: space.filter(\.sealed), all: Array(space), segmentSize: self.options.segmentSize)
-                let finished: Bool = self.compactionMonitor.withLock {
-                    let again = (wanted && progressed) || self.compactionRecheckRequested
-                    self.compactionRecheckRequested = false
-                    if !again { self.backgroundCompactionQueued = false }
-                    return !again
-                }
-                if finished { return }
+            self?.runBackgroundCompactions(policy)
+            // The inputs' files go once the snapshots mapping them are released (the
+            // realms' next advance, usually): looked at for a while, then left to `close`
+            // or the next open. Holds the store only while it looks.
+            for _ in 0 ..< 600 {
+                guard let waiting = self?.reclaimDoomedFiles(), waiting, self?.isClosing == false else { break }
+                usleep(50_000)
             }
         }
         if !started { compactionMonitor.withLock { backgroundCompactionQueued = false } }
     }
+
+    /// The rounds of one background compaction.
+    private func runBackgroundCompactions(_ policy: CompactionPolicy) {
+        // Go on while the policy still asks for it and rounds make progress (judged by
+        // each round's own input and output: concurrent writes grow the store meanwhile),
+        // or while commits asked for another look during the last round.
+        while true {
+            let report: CompactionReport?
+            do {
+                report = try runCompaction(manual: false)
+                if let report {
+                    options.logger?.info("background compaction: \(report.segmentsCompacted) segments into \(report.segmentsWritten), \(report.reclaimedBytes) bytes reclaimed", metadata: ["store": "\(path)"])
+                }
+            } catch {
+                report = nil
+                options.logger?.warning("background compaction stopped: \(error)", metadata: ["store": "\(path)"])
+            }
+            let progressed = (report?.bytesRead ?? 0) > (report?.bytesWritten ?? 0)
+            let space = publishedLock.withLock { $0 }.space.values
+            let wanted = policy.shouldStart(sealed: space.filter(\.sealed), all: Array(space), segmentSize: options.segmentSize)
+            let finished: Bool = compactionMonitor.withLock {
+                let again = (wanted && progressed) || compactionRecheckRequested
+                compactionRecheckRequested = false
+                if !again { backgroundCompactionQueued = false }
+                return !again
+            }
+            reclaimDoomedFiles()
+            if finished { return }
+        }
+    }
+
+    /// Whether `close` has begun (compactions refuse to start).
+    private var isClosing: Bool { compactionMonitor.withLock { compactionCancelled } }
 
     /// Stops a running compaction (at its next checkpoint) and, if `waiting`, waits for it;
     /// later ones refuse to start. `deinit` does not wait (see there).

@@ -17,6 +17,9 @@ protocol StorageFile: AnyObject, Sendable {
     /// Asks the kernel to start writing the range to disk without waiting (Linux
     /// `sync_file_range`); a performance hint that promises no durability.
     func startWriteback(offset: Int, length: Int)
+    /// Whether a mapping this process made of the file (by any path, through any open)
+    /// is still alive: truncating the file then would fault its readers.
+    func hasLiveMappings() -> Bool
     /// Sets the length to `length` bytes.
     func truncate(to length: Int) throws
     /// Maps `length` bytes from the start of the file, shared and read-only. The mapping

@@ -290,7 +290,42 @@ final class PosixFile: StorageFile, @unchecked Sendable {
         guard let pointer, pointer != MAP_FAILED else {
             throw StoreError.fromErrno(errno, op: "mmap", path: path)
         }
-        return MappedRegion(base: UnsafeRawPointer(pointer), length: length)
+        let region = MappedRegion(base: UnsafeRawPointer(pointer), length: length)
+        if let identity = identity() {
+            PosixFile.mappings.withLock { table in
+                table[identity, default: []].removeAll { $0.region == nil }
+                table[identity, default: []].append(WeakRegion(region: region))
+            }
+        }
+        return region
+    }
+
+    func hasLiveMappings() -> Bool {
+        guard let identity = identity() else { return true }   // unknown: assume mapped
+        return PosixFile.mappings.withLock { table in
+            table[identity]?.removeAll { $0.region == nil }
+            if table[identity]?.isEmpty == true { table[identity] = nil }
+            return table[identity] != nil
+        }
+    }
+
+    /// Every mapping this process made of each file (device and inode), weakly: whether a
+    /// file may be truncated without faulting a reader (`hasLiveMappings`).
+    private static let mappings = Locked<[FileIdentity: [WeakRegion]]>([:])
+
+    private struct FileIdentity: Hashable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    private struct WeakRegion {
+        weak var region: MappedRegion?
+    }
+
+    private func identity() -> FileIdentity? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 
     /// Closes the descriptor (once; also done at deinit).

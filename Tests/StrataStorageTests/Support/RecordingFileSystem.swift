@@ -186,6 +186,8 @@ final class RecordingFile: StorageFile, @unchecked Sendable {
         inner.startWriteback(offset: offset, length: length)
     }
 
+    func hasLiveMappings() -> Bool { inner.hasLiveMappings() }
+
     func truncate(to length: Int) throws {
         try owner.check(.truncate, path: path)
         try inner.truncate(to: length)
