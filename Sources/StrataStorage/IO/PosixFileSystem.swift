@@ -295,6 +295,11 @@ final class PosixFile: StorageFile, @unchecked Sendable {
             PosixFile.mappings.withLock { table in
                 table[identity, default: []].removeAll { $0.region == nil }
                 table[identity, default: []].append(WeakRegion(region: region))
+                // Files whose mappings are all gone leave the table now and then, so a
+                // long-running process does not keep one entry per file it ever mapped.
+                if table.count > 64 {
+                    for (key, regions) in table where regions.allSatisfy({ $0.region == nil }) { table[key] = nil }
+                }
             }
         }
         return region
