@@ -10,8 +10,10 @@
 // An entry is never removed, so its index names it for the whole write (objects cache it):
 // a row an undone `add` had created becomes *absent*, which reads as "no pending row", and
 // is reused if the key is touched again. A row whose encoded size changes is written again
-// at the arena's end (the old bytes stay, unreferenced, until the write ends); a number
-// set over a number is patched where it lies.
+// at the arena's end, its old bytes left behind; once those make up half the arena (and at
+// least a megabyte) the live rows are packed into a new one, so a loop growing strings on
+// many objects costs at most twice their rows, not the sum of every version. A number set
+// over a number is patched where it lies.
 
 /// The pending rows of one write transaction (`WriteState.rows`).
 final class PendingRows {
@@ -56,6 +58,8 @@ final class PendingRows {
     // each time it grew).
     private var slots = [UInt64](repeating: 0, count: 64)
     private var arena: [UInt8] = []
+    /// Bytes of the arena no entry refers to any more.
+    private var abandoned = 0
     // Rare, so kept beside the entries rather than in each: decoded values, changes of
     // single collection properties, and properties forced to count as modified.
     private var decoded: [Int: [FieldValue]] = [:]
@@ -235,6 +239,7 @@ final class PendingRows {
     fileprivate func setState(_ index: Int, _ state: State) {
         let old = entries[index].state
         guard old != state else { return }
+        if old == .row { abandoned += Int(entries[index].rowLength) }
         if old == .absent || state == .absent {
             let change = old == .absent ? 1 : -1
             count += change
@@ -257,7 +262,13 @@ final class PendingRows {
         // The entry's bytes at the arena's end (a new row's placeholder, a row just
         // rewritten) are written over rather than left behind.
         let old = entries[index]
-        if old.state == .row, old.rowStart + Int(old.rowLength) == arena.count { arena.removeLast(Int(old.rowLength)) }
+        if old.state == .row {
+            if old.rowStart + Int(old.rowLength) == arena.count {
+                arena.removeLast(Int(old.rowLength))
+            } else {
+                abandoned += Int(old.rowLength)
+            }
+        }
         bytes.withUnsafeBytes { raw in
             entries[index].rowStart = arena.count
             entries[index].rowLength = UInt32(raw.count)
@@ -266,7 +277,24 @@ final class PendingRows {
         if !decoded.isEmpty { decoded[index] = nil }
         setState(index, .row)
         entries[index].revision &+= 1
+        if abandoned >= 1 << 20, abandoned * 2 >= arena.count { packArena() }
     }
+
+    /// Copies the rows entries refer to into a new arena, in entry order.
+    private func packArena() {
+        var packed: [UInt8] = []
+        packed.reserveCapacity(arena.count - abandoned)
+        for index in entries.indices where entries[index].state == .row {
+            let start = entries[index].rowStart, length = Int(entries[index].rowLength)
+            entries[index].rowStart = packed.count
+            packed.append(contentsOf: arena[start ..< start + length])
+        }
+        arena = packed
+        abandoned = 0
+    }
+
+    /// The arena's size in bytes, rows left behind included (tests bound it).
+    var arenaBytes: Int { arena.count }
 
     fileprivate func setFields(_ index: Int, _ fields: [FieldValue]?) {
         if let fields {
@@ -357,10 +385,10 @@ final class PendingRows {
     }
 }
 
-/// One pending row of a write: a handle on its entry in `PendingRows`, valid while the
-/// write is open (the write keeps the rows alive; handles are not kept past it).
+/// One pending row of a write: a handle on its entry in `PendingRows`, meaningful while
+/// the write is open.
 struct PendingRow {
-    unowned(unsafe) let rows: PendingRows
+    let rows: PendingRows
     /// The entry's position, stable for the whole write.
     let index: Int
 

@@ -357,7 +357,7 @@ extension Realm {
                 maintained = bound!.maintainedIndexes
                 propertyCount = bound!.schema.properties.count
             }
-            let bound = bound.unsafelyUnwrapped
+            let bound = bound!    // set with `current`
             let key = rowKey.key
             switch (pending.originalRow, pending.isDeleted) {
             case (nil, true):

@@ -364,11 +364,14 @@ extension Store {
 
     /// Deletes the retired files that nothing maps any more (no snapshot reads them), each
     /// truncated from its end a few megabytes at a time before it is unlinked; returns
-    /// whether some still wait. Why not one unlink: on a file system mounted with `discard` (usual for cloud
-    /// disks), freeing a 64 MB segment discards all its blocks at once, and the commits
-    /// syncing meanwhile wait behind it (10-150 ms stalls after a large rewrite, measured).
-    /// Called by compaction threads and `close`, never by a committer: whoever truncates
-    /// waits for the discards. Failures leave the file to the next open, which deletes it.
+    /// whether some still wait. Why not one unlink: on a file system mounted with
+    /// `discard` (usual for cloud disks), freeing a 64 MB segment discards all its blocks
+    /// at once, and the commits syncing meanwhile wait behind it (10-150 ms stalls after a
+    /// large rewrite, measured). Called by compaction threads, `compact()` and `close`,
+    /// never by a committer: whoever truncates waits for the discards. Failures leave the
+    /// file to the next open, which deletes it. Mappings are known for this process only:
+    /// no other process may map a writable store's segments (the store's lock admits
+    /// readers only while no writer holds it).
     @discardableResult
     func reclaimDoomedFiles() -> Bool {
         // Taken from the list while looked at, so two threads never work on one file.
