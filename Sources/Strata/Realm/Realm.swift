@@ -86,7 +86,7 @@ public final class Realm {
         // A queue's realm advances on its queue; a main-thread realm on the main queue, which
         // the main run loop (or `dispatchMain()`) serves, as Realm's does on Apple platforms.
         let advancesOn = confinement.dispatchQueue
-            ?? (Thread.isMainThread && Self.isThreadConfinement(confinement) ? DispatchQueue.main : nil)
+            ?? (Self.isThreadConfinement(confinement) && Thread.isMainThread ? DispatchQueue.main : nil)
         if let queue = advancesOn {
             let listener = AutorefreshListener(realm: self, target: .queue(queue))
             self.listener = listener

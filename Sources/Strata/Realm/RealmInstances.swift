@@ -66,7 +66,6 @@ final class RealmInstances: @unchecked Sendable {
 
     private final class Entry {
         weak var realm: Realm?
-        init(_ realm: Realm) { self.realm = realm }
     }
 
     private let lock = NSLock()
@@ -81,18 +80,22 @@ final class RealmInstances: @unchecked Sendable {
         guard let owner = Owner(confinement), let configurationKey = ConfigurationKey(configuration) else {
             return try open(confinement)
         }
+        // One lookup: the entry stays in the table when its realm is released, and the next
+        // open there refills it (a realm per request hashed its key twice before).
         let key = Key(owner: owner, configuration: configurationKey)
-        if let realm = lock.withLock({ entries[key]?.realm }), !realm.isClosed, realm.confinement.isCurrent {
-            return realm
-        }
-        let realm = try open(confinement)
-        lock.withLock {
-            entries[key] = Entry(realm)
+        let (entry, cached) = lock.withLock { () -> (Entry, Realm?) in
+            if let entry = entries[key] { return (entry, entry.realm) }
             if entries.count >= sweepAt {
                 entries = entries.filter { $0.value.realm != nil }
                 sweepAt = max(64, entries.count * 2)
             }
+            let entry = Entry()
+            entries[key] = entry
+            return (entry, nil)
         }
+        if let realm = cached, !realm.isClosed, realm.confinement.isCurrent { return realm }
+        let realm = try open(confinement)
+        lock.withLock { entry.realm = realm }
         return realm
     }
 }

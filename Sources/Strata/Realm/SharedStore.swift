@@ -190,6 +190,22 @@ final class SharedStore: @unchecked Sendable {
 
     /// The schema the configuration's classes declare (table numbers not yet assigned).
     static func declaredSchema(_ configuration: Realm.Configuration) throws -> [ObjectType] {
+        // Checked once per list of types: a service opens a realm per request, and checking
+        // the relations again each time was half the cost of an open.
+        let typeList = configuration.objectTypes.map { ObjectIdentifier($0) }
+        if let known = declaredSchemas.withLock({ $0[typeList] }) { return known }
+        let types = try checkedDeclaredSchema(configuration)
+        declaredSchemas.withLock { cache in
+            if cache.count >= 256 { cache.removeAll() }   // bounded, for code that makes many configurations
+            cache[typeList] = types
+        }
+        return types
+    }
+
+    /// The declared types of each list of classes a configuration named, once checked.
+    private static let declaredSchemas = Locked<[[ObjectIdentifier]: [ObjectType]]>([:])
+
+    private static func checkedDeclaredSchema(_ configuration: Realm.Configuration) throws -> [ObjectType] {
         var seen = Set<String>()
         var types: [ObjectType] = []
         for type in configuration.objectTypes {
