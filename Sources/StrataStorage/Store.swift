@@ -177,8 +177,9 @@ public final class Store: @unchecked Sendable {
     /// them: truncating a mapped file would fault its readers), and how many names were
     /// handed out.
     let doomedFiles = Locked<(files: [String], named: UInt64)>(([], 0))
-    /// Live snapshots, weakly held (for `stats.oldestSnapshot…`).
-    let snapshotRegistry = Locked<[WeakSnapshotToken]>([])
+    /// Live snapshots, weakly held (for `stats.oldestSnapshot…`), and the count at which
+    /// the next snapshot sweeps out the released ones.
+    let snapshotRegistry = Locked<(tokens: [WeakSnapshotToken], sweepAt: Int)>(([], 64))
 
     // Guarded by `syncMonitor`.
     let syncMonitor = Monitor()
@@ -287,9 +288,14 @@ public final class Store: @unchecked Sendable {
     public func snapshot() -> Snapshot {
         let directory = publishedLock.withLock { $0.directory }
         let token = SnapshotToken(sequence: directory.sequence, created: monotonicSeconds())
-        snapshotRegistry.withLock { tokens in
-            if tokens.count >= 64 { tokens.removeAll { $0.token == nil } }
-            tokens.append(WeakSnapshotToken(token: token))
+        snapshotRegistry.withLock { registry in
+            // Swept when the list doubles, not at every snapshot past 64: 64 tasks each
+            // holding a realm kept it at 64 live tokens, and every commit swept them all.
+            if registry.tokens.count >= registry.sweepAt {
+                registry.tokens.removeAll { $0.token == nil }
+                registry.sweepAt = max(64, registry.tokens.count * 2)
+            }
+            registry.tokens.append(WeakSnapshotToken(token: token))
         }
         return Snapshot(directory: directory, token: token)
     }
@@ -343,9 +349,9 @@ public final class Store: @unchecked Sendable {
             list.removeAll { $0.region == nil }
             return (list.reduce(0) { $0 + $1.bytes }, list.count)
         }
-        let oldest = snapshotRegistry.withLock { tokens -> SnapshotToken? in
-            tokens.removeAll { $0.token == nil }
-            return tokens.compactMap(\.token).min { $0.sequence < $1.sequence }
+        let oldest = snapshotRegistry.withLock { registry -> SnapshotToken? in
+            registry.tokens.removeAll { $0.token == nil }
+            return registry.tokens.compactMap(\.token).min { $0.sequence < $1.sequence }
         }
         return StoreStats(
             segments: details.count, liveBytes: live, deadBytes: max(0, disk - live), diskBytes: disk + otherFiles,

@@ -135,27 +135,7 @@ struct ConcurrencyBenchmarks {
             target: "≥ 0.8× raw group fsync"))
 
         // 3. The CPU cost of one realm commit (no sync), for the profile.
-        let noSync = {
-            var config = config
-            config.directory = URL(fileURLWithPath: directory + "-nosync")
-            config.storeOptions.durability = .none
-            return config
-        }()
-        defer { try? FileManager.default.removeItem(atPath: directory + "-nosync") }
-        let cpuTime = try blocking {
-            try await Self.concurrently(tasks: tasks) { t in
-                let realm = try Realm(configuration: noSync)
-                for n in 0..<perTask {
-                    try await realm.asyncWrite {
-                        let post = BenchPost()
-                        post.id = t * perTask + n
-                        post.author = "author\((t * perTask + n) % 1000)"
-                        post.text = String(repeating: "x", count: 60)
-                        try realm.add(post)
-                    }
-                }
-            }
-        }
+        let cpuTime = try blocking { try await Self.commitsWithoutSync(config, directory: directory, tasks: tasks, perTask: perTask) }
         rows.append(ResultRow(
             benchmark: "asyncWrite (realm), 64 tasks, `.none`: CPU per commit",
             strata: String(format: "%.1f µs", cpuTime / commits * 1e6),
@@ -174,6 +154,41 @@ private final class BlockingResult<R: Sendable>: @unchecked Sendable {
 }
 
 extension ConcurrencyBenchmarks {
+    /// `tasks` tasks each committing `perTask` one-object asyncWrites to a store at
+    /// durability `.none` (a fresh directory beside `directory`): the commits' CPU alone.
+    /// Returns the seconds they took.
+    static func commitsWithoutSync(_ config: Realm.Configuration, directory: String, tasks: Int, perTask: Int) async throws -> Double {
+        var noSync = config
+        noSync.directory = URL(fileURLWithPath: directory + "-nosync-\(UUID().uuidString.prefix(8))")
+        noSync.storeOptions.durability = .none
+        defer { try? FileManager.default.removeItem(at: noSync.directory!) }
+        let config = noSync
+        return try await concurrently(tasks: tasks) { t in
+            let realm = try Realm(configuration: config)
+            for n in 0..<perTask {
+                try await realm.asyncWrite {
+                    let post = BenchPost()
+                    post.id = t * perTask + n
+                    post.author = "author\((t * perTask + n) % 1000)"
+                    post.text = String(repeating: "x", count: 60)
+                    try realm.add(post)
+                }
+            }
+        }
+    }
+
+    /// `--profile-commits`: the `.none` asyncWrite loop of step 3 alone, `rounds` times,
+    /// for `perf record`.
+    func profileCommits(rounds: Int) throws {
+        let directory = workDirectory + "/commits-\(UUID().uuidString.prefix(8))"
+        let config = Realm.Configuration(directory: URL(fileURLWithPath: directory), objectTypes: [BenchPost.self])
+        for round in 0..<rounds {
+            let tasks = 64, perTask = 200
+            let seconds = try blocking { try await Self.commitsWithoutSync(config, directory: directory, tasks: tasks, perTask: perTask) }
+            log(String(format: "round %d: %.1f µs per commit (%d tasks × %d)", round + 1, seconds / Double(tasks * perTask) * 1e6, tasks, perTask))
+        }
+    }
+
     /// Runs `body` in `tasks` child tasks at once; returns the seconds until all are done.
     static func concurrently(tasks: Int, _ body: @escaping @Sendable (Int) async throws -> Void) async throws -> Double {
         let start = DispatchTime.now().uptimeNanoseconds

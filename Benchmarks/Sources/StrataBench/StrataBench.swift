@@ -47,6 +47,8 @@ struct StrataBench: ParsableCommand {
     var profileSeal = false
     @Option(help: "Profile the results controller's performFetch() alone on this many objects (for perf record).")
     var profileController: Int?
+    @Flag(help: "Profile the concurrency suite's 64 tasks of one-object asyncWrites at durability .none alone (--rounds times).")
+    var profileCommits = false
     @Option(help: "Profile the queries suite's indexed equality (step 3) alone on this many objects: first run, then warm runs.")
     var profileEquality: Int?
     @Option(help: "Elements of the lists in the scale suite.")
@@ -81,6 +83,10 @@ struct StrataBench: ParsableCommand {
         }
         if let profileController {
             try ControllerBenchmarks(sizes: [profileController], workDirectory: work).profileFetch(rounds: max(rounds, 1))
+            return
+        }
+        if profileCommits {
+            try ConcurrencyBenchmarks(workDirectory: work).profileCommits(rounds: max(rounds, 1))
             return
         }
         if profileOpen {
