@@ -22,6 +22,13 @@ public struct ThreadSafeReference<Confined>: @unchecked Sendable {
     let sequence: UInt64
     /// The store it comes from: a realm of another store resolves nothing.
     let storeIdentity: String
+    /// Set by the first resolve; shared by every copy of the reference.
+    let resolved = Locked<Bool>(false)
+
+    /// Whether the reference was resolved (Realm Swift's name). Realm resolves a reference
+    /// once and then calls it invalidated; Strata lets it be resolved again (each resolve
+    /// reads the object or results afresh), and this says whether one has happened.
+    public var isInvalidated: Bool { resolved.withLock { $0 } }
 
     /// A reference to a managed object.
     public init(to object: Confined) where Confined: Object {
@@ -52,6 +59,7 @@ extension Realm {
     /// reference comes from another store).
     public func resolve<T: Object>(_ reference: ThreadSafeReference<T>) -> T? {
         verifyThread()
+        reference.resolved.withLock { $0 = true }
         guard reference.storeIdentity == shared.identity else { return nil }
         catchUp(to: reference.sequence)
         guard case .object(let className, let key) = reference.payload, let bound = boundType(named: className) else { return nil }
@@ -61,6 +69,7 @@ extension Realm {
     /// The results `reference` points to, evaluated in this realm.
     public func resolve<Element: Object>(_ reference: ThreadSafeReference<Results<Element>>) -> Results<Element>? {
         verifyThread()
+        reference.resolved.withLock { $0 = true }
         guard reference.storeIdentity == shared.identity else { return nil }
         catchUp(to: reference.sequence)
         guard case .results(let query) = reference.payload, let typed = query as? ResultsQuery<Element>,

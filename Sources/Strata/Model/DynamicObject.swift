@@ -58,4 +58,35 @@ extension Realm {
         try checkThread()
         return Results(realm: self, bound: try dynamicBoundType(className))
     }
+
+    /// The object of the stored type `typeName` whose primary key is `primaryKey`, as a
+    /// ``DynamicObject`` (Realm Swift's `dynamicObject(ofType:forPrimaryKey:)`); nil when
+    /// there is none, or when `primaryKey` is not a value a primary key can hold.
+    ///
+    /// - Throws: ``RealmError/unknownType(_:)`` when the store holds no such type;
+    ///   ``RealmError/incorrectThread``.
+    public func dynamicObject(ofType typeName: String, forPrimaryKey primaryKey: Any) throws -> DynamicObject? {
+        try checkThread()
+        let bound = try dynamicBoundType(typeName)
+        guard bound.primaryKeyIndex != nil, let value = PrimaryKeyValue(any: primaryKey) else { return nil }
+        return object(bound: bound, key: value.keyBytes) as? DynamicObject
+    }
+
+    /// Creates (or with `update`, updates) an object of the stored type `typeName` from a
+    /// value — a dictionary of property names to values, an array of values in property
+    /// order, or another object — as ``create(_:value:update:)`` does for a class (Realm
+    /// Swift's `dynamicCreate`). Properties the value leaves out of a new object get their
+    /// type's zero value (nil when optional): a class's initial values are not known here.
+    ///
+    /// - Throws: ``RealmError/notInWriteTransaction``; ``RealmError/unknownType(_:)``;
+    ///   ``RealmError/missingPrimaryKey(type:property:)`` when the type has a primary key and
+    ///   the value gives none; ``RealmError/primaryKeyExists(type:key:)`` with `.error`;
+    ///   ``RealmError/invalidValue(_:)`` for a value a property cannot hold.
+    @discardableResult
+    public func dynamicCreate(_ typeName: String, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> DynamicObject {
+        let bound = try dynamicBoundType(typeName)
+        let created = try create(bound: bound, value: value, update: update, initialFields: nil)
+        guard let object = created as? DynamicObject else { throw RealmError.invalidated }
+        return object
+    }
 }

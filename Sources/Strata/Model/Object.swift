@@ -136,6 +136,15 @@ open class Object: CustomStringConvertible {
     /// Unmanaged objects are never invalidated.
     public var isInvalidated: Bool { _state?.isInvalidated ?? false }
 
+    /// The schema of this class as declared (Realm Swift's name): its class name,
+    /// properties and primary key, or nil when the declaration cannot be used as a model
+    /// (opening a realm with it says why). ``DynamicObject`` has none: its schema is the
+    /// stored type's.
+    public class func sharedSchema() -> ObjectSchema? {
+        guard self != DynamicObject.self else { return nil }
+        return try? ObjectType.discover(self).schema
+    }
+
     /// The schema of this object's type.
     public var objectSchema: ObjectSchema { _state?.bound.schema ?? ObjectType.info(for: type(of: self)).schema }
 

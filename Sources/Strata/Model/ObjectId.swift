@@ -18,7 +18,7 @@ import Foundation
 /// Comparing two ObjectIds compares their bytes, so those made later by one process sort
 /// after those made earlier. Encoded with `Codable` (and in every JSON front end) as its
 /// 24-hex-digit string.
-public struct ObjectId: Sendable, Hashable, Comparable, Codable, CustomStringConvertible, LosslessStringConvertible {
+public struct ObjectId: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     /// Bytes 0 ..< 8, big-endian.
     private let high: UInt64
     /// Bytes 8 ..< 12, big-endian.
@@ -67,10 +67,37 @@ public struct ObjectId: Sendable, Hashable, Comparable, Codable, CustomStringCon
         self.init(bytes: bytes)!
     }
 
-    /// `ObjectId(string)` for `LosslessStringConvertible`: nil where ``init(string:)`` throws.
-    public init?(_ description: String) {
-        guard let value = try? ObjectId(string: description) else { return nil }
-        self = value
+    /// The ObjectId a literal of 24 hexadecimal digits spells, as Realm Swift's
+    /// `ObjectId("…")`: `@Persisted var id = ObjectId("507f1f77bcf86cd799439011")` declares
+    /// an `ObjectId` property, not an optional one.
+    ///
+    /// Traps when the literal is not 24 hexadecimal digits, as Realm aborts: the literal is
+    /// part of the program. Read strings that come from data with ``init(string:)``, which
+    /// throws.
+    public init(_ literal: StaticString) {
+        let text = literal.withUTF8Buffer { String(decoding: $0, as: UTF8.self) }
+        do {
+            self = try ObjectId(string: text)
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }
+
+    /// An ObjectId for `timestamp` (to the second) with the given machine and process
+    /// identifiers, laid out as Realm's engine does: the seconds big-endian, the machine
+    /// id's low three bytes, the process id's low two bytes (both least significant byte
+    /// first), then three bytes of this process's counter, big-endian.
+    public init(timestamp: Date, machineId: Int, processId: Int) {
+        let seconds = UInt32(truncatingIfNeeded: Int64(timestamp.timeIntervalSince1970.rounded(.down)))
+        let counter = Self.generator.withLock { state -> UInt32 in
+            state.counter = (state.counter &+ 1) & 0xFF_FFFF
+            return state.counter
+        }
+        var bytes: [UInt8] = (0 ..< 4).map { UInt8(truncatingIfNeeded: seconds >> (24 - 8 * UInt32($0))) }
+        bytes += (0 ..< 3).map { UInt8(truncatingIfNeeded: machineId >> (8 * $0)) }
+        bytes += (0 ..< 2).map { UInt8(truncatingIfNeeded: processId >> (8 * $0)) }
+        bytes += (0 ..< 3).map { UInt8(truncatingIfNeeded: counter >> (16 - 8 * UInt32($0))) }
+        self.init(bytes: bytes)!
     }
 
     private static func hexValue(_ character: UInt8) -> UInt8? {

@@ -582,50 +582,70 @@ extension Realm {
     /// `.modified` or `.all`, properties the value does not mention are left as they are.
     @discardableResult
     public func create<T: Object>(_ type: T.Type, value: Any = [String: Any](), update: UpdatePolicy = .error) throws -> T {
-        let write = try requireWrite()
-        return try atomically(write) { try create(type, value: value, update: update, write: write) }
+        let bound = try boundType(for: type)
+        // The bound type was found for T itself, so the object is a T.
+        let object = try create(bound: bound, value: value, update: update) { type.init()._slots.map(\.unlinkedField) }
+        return unsafeDowncast(object, to: T.self)
     }
 
-    private func create<T: Object>(_ type: T.Type, value: Any, update: UpdatePolicy, write: WriteState) throws -> T {
-        let bound = try boundType(for: type)
-        if bound.schema.isEmbedded { throw Self.embeddedAlone(bound.className) }
-        let values = try bound.schema.namedValues(value)
-        let key = try createdKey(values, bound: bound, write: write)
-        let rowKey = RowKey(table: bound.table, key: key)
-        let exists = self.exists(bound, key: key)
-        if exists, update == .error {
-            throw RealmError.primaryKeyExists(type: bound.className, key: PrimaryKeyValue(keyBytes: key)?.description ?? "?")
-        }
-        if !exists {
-            // Start from the class's initial values.
-            var fields = type.init()._slots.map(\.unlinkedField)
-            if let index = bound.primaryKeyIndex, let primaryKey = PrimaryKeyValue(keyBytes: key) {
-                fields[index] = primaryKey.field
+    /// `create` for a bound type (a class's, or a stored type's for ``dynamicCreate(_:value:update:)``).
+    /// `initialFields` gives a new object's fields before the value is applied (a class's
+    /// initial values); without it a new object starts from the properties' zero values
+    /// and its primary key must be given.
+    func create(bound: BoundType, value: Any, update: UpdatePolicy,
+                initialFields: (() -> [FieldValue])?) throws -> Object {
+        let write = try requireWrite()
+        return try atomically(write) {
+            if bound.schema.isEmbedded { throw Self.embeddedAlone(bound.className) }
+            let values = try bound.schema.namedValues(value)
+            // Computed once: a class's initial values come from a new instance.
+            var initial: [FieldValue]?
+            func initialValues() -> [FieldValue] {
+                if let initial { return initial }
+                let fields = initialFields?() ?? bound.schema.properties.map(FieldValue.zero)
+                initial = fields
+                return fields
             }
-            write.willChange(rowKey)
-            if let original = write.rows[rowKey] {
-                original.fields = fields
-            } else {
-                write.rows.put(rowKey, fields: fields, original: nil, atomicMark: write.atomicID)
+            // A stored type's zero value is no key: without a class, the key must be given.
+            let key = try createdKey(values, bound: bound, write: write) { index in
+                initialFields == nil ? nil : initialValues()[index]
             }
+            let rowKey = RowKey(table: bound.table, key: key)
+            let exists = self.exists(bound, key: key)
+            if exists, update == .error {
+                throw RealmError.primaryKeyExists(type: bound.className, key: PrimaryKeyValue(keyBytes: key)?.description ?? "?")
+            }
+            if !exists {
+                var fields = initialValues()
+                if let index = bound.primaryKeyIndex, let primaryKey = PrimaryKeyValue(keyBytes: key) {
+                    fields[index] = primaryKey.field
+                }
+                write.willChange(rowKey)
+                if let original = write.rows[rowKey] {
+                    original.fields = fields
+                } else {
+                    write.rows.put(rowKey, fields: fields, original: nil, atomicMark: write.atomicID)
+                }
+            }
+            let object = makeObject(bound: bound, key: key, row: nil)
+            guard let state = object._state else { throw RealmError.invalidated }
+            for (name, item) in values {
+                let index = bound.schema.index(of: name)!
+                if index == bound.primaryKeyIndex { continue }
+                try state.setDynamicValue(item, index: index)
+            }
+            if update == .all, let pending = write.rows[rowKey] {
+                for index in values.keys.compactMap({ bound.schema.index(of: $0) }) { pending.forced.insert(index) }
+            }
+            bumpContentVersion()
+            return object
         }
-        let object = makeObject(bound: bound, key: key, row: nil)
-        guard let state = object._state else { throw RealmError.invalidated }
-        for (name, item) in values {
-            let index = bound.schema.index(of: name)!
-            if index == bound.primaryKeyIndex { continue }
-            try state.setDynamicValue(item, index: index)
-        }
-        if update == .all, let pending = write.rows[rowKey] {
-            for index in values.keys.compactMap({ bound.schema.index(of: $0) }) { pending.forced.insert(index) }
-        }
-        bumpContentVersion()
-        return object as! T
     }
 
     /// The key of the object `create` makes or updates: the given primary key, or a new
     /// hidden id for a type without one.
-    private func createdKey(_ values: [String: Any?], bound: BoundType, write: WriteState) throws -> [UInt8] {
+    private func createdKey(_ values: [String: Any?], bound: BoundType, write: WriteState,
+                            initialKey: (Int) -> FieldValue?) throws -> [UInt8] {
         guard let index = bound.primaryKeyIndex else { return PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes }
         let property = bound.schema.properties[index]
         let field: FieldValue
@@ -635,7 +655,10 @@ extension Realm {
         } else {
             // Not given: the property's initial value in a new object, as Realm does (a
             // fresh ObjectId for an ObjectId key declared without one).
-            field = bound.info.type.init()._slots[index].unlinkedField
+            guard let initial = initialKey(index) else {
+                throw RealmError.missingPrimaryKey(type: bound.className, property: property.name)
+            }
+            field = initial
         }
         guard let primaryKey = PrimaryKeyValue(field: field) else {
             throw RealmError.missingPrimaryKey(type: bound.className, property: property.name)

@@ -1,0 +1,98 @@
+// Realm Swift's model-level names, as ported code writes them: ObjectId's literal and
+// timestamp initializers, Object.sharedSchema(), the dynamic API (dynamicObject,
+// dynamicCreate) and ThreadSafeReference.isInvalidated.
+
+import Foundation
+import Strata
+import XCTest
+
+/// Declared as Realm's test models do: an ObjectId from a literal is not optional.
+final class LiteralIdentified: Object {
+    @Persisted(primaryKey: true) var _id = ObjectId("507f1f77bcf86cd799439011")
+    @Persisted var note: String = ""
+}
+
+final class PortingModelAPIContractTests: PortingStoreTestCase {
+    func testObjectIdFromALiteralAndFromATimestamp() throws {
+        let id: ObjectId = ObjectId("507f1f77bcf86cd799439011")
+        XCTAssertEqual(id, try ObjectId(string: "507f1f77bcf86cd799439011"))
+        let model = LiteralIdentified()
+        let typed: ObjectId = model._id           // not ObjectId?
+        XCTAssertEqual(typed, id)
+        XCTAssertEqual(LiteralIdentified.sharedSchema()?.primaryKeyProperty?.kind, .objectId)
+        XCTAssertEqual(LiteralIdentified.sharedSchema()?.primaryKeyProperty?.isOptional, false)
+
+        let date = Date(timeIntervalSince1970: 1_700_000_000.75)
+        let first = ObjectId(timestamp: date, machineId: 0x0A0B0C, processId: 0x0102)
+        let second = ObjectId(timestamp: date, machineId: 0x0A0B0C, processId: 0x0102)
+        XCTAssertEqual(first.timestamp, Date(timeIntervalSince1970: 1_700_000_000))
+        XCTAssertEqual(Array(first.bytes[4 ..< 9]), [0x0C, 0x0B, 0x0A, 0x02, 0x01], "machine and process ids as Realm's engine lays them out")
+        XCTAssertNotEqual(first, second, "the counter differs")
+        XCTAssertLessThan(first, second, "made later in the same second: sorts after")
+    }
+
+    func testSharedSchemaDescribesTheClass() throws {
+        let schema = try XCTUnwrap(Contact.sharedSchema())
+        XCTAssertEqual(schema.className, "Contact")
+        XCTAssertEqual(schema.properties.map(\.name), ["name", "age", "tags", "phones"])
+        XCTAssertEqual(schema.primaryKeyProperty?.name, "name")
+        XCTAssertEqual(schema["phones"]?.objectClassName, "Phone")
+        XCTAssertNil(DynamicObject.sharedSchema(), "a dynamic object's schema is the stored type's")
+    }
+
+    func testDynamicCreateAndDynamicObject() throws {
+        let realm = try Realm(configuration: try configuration("dynamic-create"))
+        try realm.write {
+            let ann = try realm.dynamicCreate("Contact", value: ["name": "Ann", "age": 31, "tags": ["a", "b"]])
+            XCTAssertEqual(ann["age"] as? Int, 31)
+            try realm.dynamicCreate("Contact", value: ["Bob", 40])
+            XCTAssertThrowsError(try realm.dynamicCreate("Contact", value: ["name": "Ann"])) { error in
+                guard case RealmError.primaryKeyExists = error else { return XCTFail("\(error)") }
+            }
+            try realm.dynamicCreate("Contact", value: ["name": "Ann", "age": 32], update: .modified)
+            XCTAssertThrowsError(try realm.dynamicCreate("Contact", value: ["age": 1]), "no class: the key must be given") { error in
+                guard case RealmError.missingPrimaryKey(_, let property) = error else { return XCTFail("\(error)") }
+                XCTAssertEqual(property, "name")
+            }
+            XCTAssertThrowsError(try realm.dynamicCreate("Nothing")) { error in
+                guard case RealmError.unknownType("Nothing") = error else { return XCTFail("\(error)") }
+            }
+            XCTAssertThrowsError(try realm.dynamicCreate("Contact", value: ["name": "Cy", "age": "old"])) { error in
+                guard case RealmError.typeMismatch(let property, _, _) = error else { return XCTFail("\(error)") }
+                XCTAssertEqual(property, "Contact.age")
+            }
+        }
+        XCTAssertThrowsError(try realm.dynamicCreate("Contact", value: ["name": "Dee"])) { error in
+            guard case RealmError.notInWriteTransaction = error else { return XCTFail("\(error)") }
+        }
+
+        let ann = try XCTUnwrap(realm.dynamicObject(ofType: "Contact", forPrimaryKey: "Ann"))
+        XCTAssertEqual(ann["age"] as? Int, 32)
+        XCTAssertEqual(ann["tags"] as? [String], ["a", "b"], "left as it was by the update")
+        XCTAssertEqual(try realm.dynamicObject(ofType: "Contact", forPrimaryKey: "Bob")?["age"] as? Int, 40)
+        XCTAssertNil(try realm.dynamicObject(ofType: "Contact", forPrimaryKey: "Zed"))
+        XCTAssertNil(try realm.dynamicObject(ofType: "Contact", forPrimaryKey: 3.5), "not a key value")
+        XCTAssertThrowsError(try realm.dynamicObject(ofType: "Nothing", forPrimaryKey: 1))
+        XCTAssertEqual(realm.object(ofType: Contact.self, forPrimaryKey: "Ann")?.age, 32, "the class reads what the dynamic API wrote")
+        XCTAssertEqual(realm.objects(Contact.self).count, 2)
+    }
+
+    func testThreadSafeReferenceSaysWhenItWasResolved() throws {
+        let config = try configuration("reference-invalidated")
+        let realm = try Realm(configuration: config)
+        try realm.write { try realm.add({ let c = Contact(); c.name = "Ann"; return c }()) }
+        let reference = ThreadSafeReference(to: try XCTUnwrap(realm.object(ofType: Contact.self, forPrimaryKey: "Ann")))
+        XCTAssertFalse(reference.isInvalidated)
+        let copy = reference
+        let resolvedName = LockedValue<String?>(nil)
+        let thread = Thread {
+            guard let other = try? Realm(configuration: config) else { return }
+            resolvedName.set(other.resolve(copy)?.name)
+        }
+        thread.start()
+        let deadline = Date().addingTimeInterval(10)
+        while resolvedName.get() == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertEqual(resolvedName.get(), "Ann")
+        XCTAssertTrue(reference.isInvalidated, "every copy of the reference knows it was resolved")
+    }
+}
