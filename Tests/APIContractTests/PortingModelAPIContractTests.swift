@@ -12,7 +12,50 @@ final class LiteralIdentified: Object {
     @Persisted var note: String = ""
 }
 
+/// A link, an embedded object and lists of both, for values given as nested arrays.
+final class Shelf: Object {
+    @Persisted var name: String = ""
+    @Persisted var main: Phone?
+    @Persisted var phones: List<Phone>
+    @Persisted var spot: Spot?
+    @Persisted var spots: List<Spot>
+}
+
+final class Spot: EmbeddedObject {
+    @Persisted var row: Int = 0
+    @Persisted var column: Int = 0
+}
+
 final class PortingModelAPIContractTests: PortingStoreTestCase {
+    func testCreateTakesNestedArraysForLinkedListedAndEmbeddedObjects() throws {
+        let realm = try Realm(configuration: try configuration("nested-arrays"))
+        try realm.write {
+            // Realm's test form: `["name", [["a"]], [[2]]]`, each object as its values in order.
+            let ann = try realm.create(Contact.self, value: ["Ann", 3, ["t"], [["555"], ["556"]]])
+            XCTAssertEqual(ann.phones.map(\.number), ["555", "556"])
+            XCTAssertEqual(Array(ann.tags), ["t"])
+            XCTAssertThrowsError(try realm.create(Contact.self, value: ["Bob", 1, [], [["555", "extra"]]])) { error in
+                XCTAssertTrue("\(error)".contains("Phone has 1 properties; the array has 2 values"), "\(error)")
+            }
+        }
+        XCTAssertNil(realm.object(ofType: Contact.self, forPrimaryKey: "Bob"), "the failed create left nothing")
+        XCTAssertEqual(realm.objects(Phone.self).count, 2)
+
+        let (shelves, config) = try contractRealm("nested-arrays-embedded", types: [Shelf.self, Phone.self, Spot.self])
+        directories.append(config.directory!)
+        try shelves.write {
+            let shelf = try shelves.create(Shelf.self, value: ["top", ["100"], [["101"], ["102"]], [1, 2], [[3, 4], [5]]])
+            XCTAssertEqual(shelf.main?.number, "100")
+            XCTAssertEqual(shelf.phones.map(\.number), ["101", "102"])
+            XCTAssertEqual(shelf.spot?.row, 1)
+            XCTAssertEqual(shelf.spot?.column, 2)
+            XCTAssertEqual(shelf.spots.map { [$0.row, $0.column] }, [[3, 4], [5, 0]], "values left out keep the initial value")
+            XCTAssertThrowsError(try shelves.create(Shelf.self, value: ["bad", nil, [], [1, 2, 3]])) { error in
+                XCTAssertTrue("\(error)".contains("Spot has 2 properties; the array has 3 values"), "\(error)")
+            }
+        }
+    }
+
     func testObjectIdFromALiteralAndFromATimestamp() throws {
         let id: ObjectId = ObjectId("507f1f77bcf86cd799439011")
         XCTAssertEqual(id, try ObjectId(string: "507f1f77bcf86cd799439011"))

@@ -701,18 +701,24 @@ extension Realm {
                 }
                 if object._state != nil { throw Self.embeddedOwned(context) }
                 return try object.embeddedField(in: self)
-            case let dictionary as [String: Any]:
-                var fields = target.constantInitialFields ?? BoundType.initialFields(of: target.info.type)
-                for (name, item) in dictionary {
-                    guard let index = target.schema.index(of: name) else {
-                        throw RealmError.unknownProperty(type: target.className, property: name)
-                    }
-                    fields[index] = try field(for: item, property: target.schema.properties[index], context: "\(context).\(name)")
-                }
-                return .embedded(fields)
+            case let values as [String: Any]:
+                return try embedded(values.mapValues { $0 }, context)
+            case let values as [Any?]:
+                // Realm's array form: the values in property order.
+                return try embedded(target.schema.namedValues(values), context)
             case let item?:
-                throw RealmError.invalidValue("\(context) holds an embedded \(target.className): give an unmanaged one or a dictionary, not \(type(of: item))")
+                throw RealmError.invalidValue("\(context) holds an embedded \(target.className): give an unmanaged one, a dictionary or an array of its values, not \(type(of: item))")
             }
+        }
+        func embedded(_ values: [String: Any?], _ context: String) throws -> FieldValue {
+            var fields = target.constantInitialFields ?? BoundType.initialFields(of: target.info.type)
+            for (name, item) in values {
+                guard let index = target.schema.index(of: name) else {
+                    throw RealmError.unknownProperty(type: target.className, property: name)
+                }
+                fields[index] = try field(for: item, property: target.schema.properties[index], context: "\(context).\(name)")
+            }
+            return .embedded(fields)
         }
         guard property.isList else { return try one(value, context) }
         guard let value = FieldValue.unwrap(value) else { return .list([]) }
@@ -720,14 +726,17 @@ extension Realm {
         return .list(try items.enumerated().map { try one($1, "\(context)[\($0)]") })
     }
 
-    /// The key of the object `value` designates: an object, a dictionary (created or
-    /// updated), or a primary key of an existing object.
+    /// The key of the object `value` designates: an object, a dictionary or an array of its
+    /// values in property order (created or updated), or a primary key of an existing object.
     private func linkTarget(_ value: Any?, target: BoundType, context: String) throws -> [UInt8] {
         switch FieldValue.unwrap(value) {
         case let object as Object:
             return try linkKey(for: object)
         case let dictionary as [String: Any]:
             let created = try create(target.info.type, value: dictionary, update: target.primaryKeyIndex == nil ? .error : .modified)
+            return created._state!.key
+        case let values as [Any?]:
+            let created = try create(target.info.type, value: values, update: target.primaryKeyIndex == nil ? .error : .modified)
             return created._state!.key
         case let key?:
             if let primaryKey = PrimaryKeyValue(any: key), exists(target, key: primaryKey.keyBytes) { return primaryKey.keyBytes }
