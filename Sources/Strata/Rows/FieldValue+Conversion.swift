@@ -143,10 +143,12 @@ extension FieldValue {
         }
     }
 
-    /// A Decimal, an integer, a Double inside Decimal's range, or a numeric string.
+    /// A Decimal or Decimal128, an integer, a Double inside Decimal's range, or a numeric
+    /// string.
     private static func convertingDecimal(_ value: Any, context: String) throws -> FieldValue? {
         switch value {
         case let v as Decimal: return .decimal(v)
+        case let v as Decimal128: return .decimal(v.decimalValue)
         case let v as any BinaryInteger: return Int64(exactly: v).map { .decimal(Decimal($0)) }
         case let v as Double:
             guard let d = Decimal(converting: v) else {
