@@ -56,6 +56,23 @@ final class PortingRealmAPIContractTests: PortingStoreTestCase {
         wait(for: [failed], timeout: 10)
     }
 
+    func testRealmOpenInAsyncCode() async throws {
+        let config = try configuration("realm-open")
+        let realm = try await Realm.open(configuration: config)
+        try realm.write { try realm.add({ let c = Contact(); c.name = "Ann"; return c }()) }
+        XCTAssertEqual(realm.objects(Contact.self).count, 1)
+        XCTAssertTrue(realm === (try Realm(configuration: config)), "the caller's own realm, as Realm() gives it")
+
+        var bad = config
+        bad.directory = nil
+        do {
+            _ = try await Realm.open(configuration: bad)
+            XCTFail("opened without a location")
+        } catch {
+            XCTAssertTrue("\(error)".contains("directory"), "\(error)")
+        }
+    }
+
     final class Holder: @unchecked Sendable {
         @ThreadSafe var contact: Contact?
         @ThreadSafe var everyone: Results<Contact>?

@@ -1,6 +1,6 @@
-// Realm.asyncOpen: Realm Swift's callback form of opening a realm off the caller's thread.
-// The store is opened (and migrated, the slow part) on a background queue; the realm the
-// callback receives is then made on the callback queue, confined there.
+// Realm.asyncOpen and Realm.open: Realm Swift's callback and async forms of opening a realm
+// off the caller's thread. The store is opened (and migrated, the slow part) in the
+// background; the realm handed back is then made where the caller runs, confined there.
 
 import Foundation
 
@@ -43,6 +43,26 @@ extension Realm {
             }
         }
         return task
+    }
+
+    /// Opens the store of `configuration` off the caller's actor or thread (recovery and a
+    /// migration can take a while), then returns a realm confined to the caller, as
+    /// ``init(configuration:isolation:)`` does (Realm Swift's `Realm.open`):
+    ///
+    /// ```swift
+    /// @MainActor func load() async throws {
+    ///     let realm = try await Realm.open(configuration: config)   // the main actor's realm
+    /// }
+    /// ```
+    ///
+    /// - Throws: as ``init(configuration:isolation:)``.
+    public static func open(configuration: Realm.Configuration = .defaultConfiguration,
+                            isolation: isolated (any Actor)? = #isolation) async throws -> Realm {
+        // Opened once in the background, kept open until the caller's realm shares it.
+        let opening = try await Task.detached(priority: .userInitiated) {
+            UncheckedSendable(value: try Realm(configuration: configuration, isolation: nil))
+        }.value
+        return try withExtendedLifetime(opening) { try Realm(configuration: configuration, isolation: isolation) }
     }
 }
 
