@@ -148,6 +148,26 @@ public struct Snapshot: Sendable {
     public var tables: [UInt32] {
         directory.tables.keys.sorted()
     }
+
+    /// Writes every record of this snapshot into a new store in `destination` (compacted:
+    /// one version of each key, nothing deleted), with `options` — another encryption key,
+    /// or none — and returns how many records. The snapshot's own store is only read, and
+    /// may go on committing meanwhile.
+    ///
+    /// - Throws: ``StoreError/invalidArgument(_:)`` when `destination` already holds files;
+    ///   the errors of reading a damaged record (the copy stops: a copy is never silently
+    ///   short) and of writing the new store.
+    public func writeCopy(into destination: URL, options: StoreOptions = StoreOptions()) throws -> Int {
+        let path = destination.standardizedFileURL.path
+        if let existing = try? options.fileSystem.listDirectory(path), !existing.isEmpty {
+            throw StoreError.invalidArgument("\(destination.path) already holds files; a copy is written into a new directory")
+        }
+        return try Store.writeNewStore(into: destination, options: options) { put in
+            for table in tables {
+                try scan(table: table) { key, value in try put(table, key, value) }
+            }
+        }
+    }
 }
 
 /// Identifies a live snapshot to its store (for `StoreStats.oldestSnapshotSequence`).

@@ -73,6 +73,42 @@ final class PortingRealmAPIContractTests: PortingStoreTestCase {
         }
     }
 
+    func testWriteCopyMakesACompactedStoreThatOpens() throws {
+        let config = try configuration("write-copy")
+        let realm = try Realm(configuration: config)
+        try realm.write {
+            for i in 0..<50 { try realm.add({ let c = Contact(); c.name = "c\(i)"; c.age = i; return c }()) }
+            try realm.delete(realm.objects(Contact.self).filter("age >= 40"))
+        }
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("strata-contract-copies-\(UUID().uuidString)")
+        directories.append(base)
+        let plain = base.appendingPathComponent("plain.realm")
+        try realm.writeCopy(toFile: plain)
+        try realm.write { try realm.add({ let c = Contact(); c.name = "after"; return c }()) }
+
+        var copyConfig = Realm.Configuration(fileURL: plain, objectTypes: [Contact.self, Phone.self])
+        let copy = try Realm(configuration: copyConfig)
+        XCTAssertEqual(copy.objects(Contact.self).count, 40, "the snapshot at the call: deletions applied, later writes absent")
+        XCTAssertEqual(copy.objects(Contact.self).filter("age == 7").first?.name, "c7")
+
+        let key = Data((0..<64).map { UInt8($0) })
+        let sealed = base.appendingPathComponent("sealed.realm")
+        try realm.writeCopy(toFile: sealed, encryptionKey: key)
+        copyConfig.fileURL = sealed
+        XCTAssertThrowsError(try Realm(configuration: copyConfig), "no key for an encrypted copy")
+        copyConfig.encryptionKey = key
+        XCTAssertEqual(try Realm(configuration: copyConfig).objects(Contact.self).count, 41)
+
+        XCTAssertThrowsError(try realm.writeCopy(toFile: plain)) { error in
+            XCTAssertTrue("\(error)".contains("already holds files"), "\(error)")
+        }
+        try realm.write {
+            XCTAssertThrowsError(try realm.writeCopy(toFile: base.appendingPathComponent("inside.realm"))) { error in
+                guard case RealmError.alreadyInWriteTransaction = error else { return XCTFail("\(error)") }
+            }
+        }
+    }
+
     final class Holder: @unchecked Sendable {
         @ThreadSafe var contact: Contact?
         @ThreadSafe var everyone: Results<Contact>?

@@ -66,3 +66,47 @@ extension Realm {
         _ = try SharedStore.open(configuration).0.release()
     }
 }
+
+extension Realm {
+    /// Writes a compacted copy of the realm, as this realm reads it now, to a new store at
+    /// `fileURL` (Realm Swift's `writeCopy(toFile:encryptionKey:)`), encrypted with
+    /// `encryptionKey` or not at all: open it with a configuration whose `fileURL` is that
+    /// location. Other realms may go on writing meanwhile; the copy holds this realm's
+    /// snapshot.
+    ///
+    /// ```swift
+    /// try realm.writeCopy(toFile: backups.appendingPathComponent("cache-2026-11-28.realm"))
+    /// ```
+    ///
+    /// - Throws: ``RealmError/alreadyInWriteTransaction`` inside a write (its changes are
+    ///   not committed); ``RealmError/storage(_:)`` when something is already at `fileURL`
+    ///   (`invalidArgument`), a stored record is damaged (the copy stops rather than come
+    ///   out short) or writing fails.
+    public func writeCopy(toFile fileURL: URL, encryptionKey: Data? = nil) throws {
+        var destination = configuration
+        destination.fileURL = fileURL
+        destination.inMemoryIdentifier = nil
+        destination.encryptionKey = encryptionKey
+        try writeCopy(configuration: destination)
+    }
+
+    /// Writes a compacted copy of the realm to the store `configuration` names (its
+    /// `fileURL`, `encryptionKey` and store options); see ``writeCopy(toFile:encryptionKey:)``.
+    ///
+    /// - Throws: ``RealmError/invalidValue(_:)`` for a configuration without a `fileURL`; as
+    ///   ``writeCopy(toFile:encryptionKey:)``.
+    public func writeCopy(configuration: Realm.Configuration) throws {
+        try checkThread()
+        if writeState != nil { throw RealmError.alreadyInWriteTransaction }
+        guard configuration.inMemoryIdentifier == nil, let directory = configuration.directory else {
+            throw RealmError.invalidValue("writeCopy needs a configuration with a fileURL (an in-memory realm has no files to write)")
+        }
+        var options = configuration.storeOptions
+        options.readOnly = false
+        do {
+            _ = try snapshot.writeCopy(into: directory, options: options)
+        } catch {
+            throw RealmError.wrap(error)
+        }
+    }
+}

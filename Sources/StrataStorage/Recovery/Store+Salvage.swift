@@ -125,26 +125,43 @@ extension Store {
         }
     }
 
-    /// A new store in `destination` holding the newest value of every live key, written in
-    /// batches; returns how many keys.
+    /// A new store in `destination` holding the newest value of every live key; returns how
+    /// many keys.
     private static func writeNewest(_ newest: [TableKey: (sequence: UInt64, value: [UInt8]?)], into destination: URL,
                                     options: StoreOptions) throws -> Int {
+        let live = newest.compactMap { entry, version in version.value.map { (entry, $0) } }
+            .sorted { a, b in a.0.table != b.0.table ? a.0.table < b.0.table : a.0.key.lexicographicallyPrecedes(b.0.key) }
+        return try writeNewStore(into: destination, options: options) { put in
+            for (entry, value) in live { try put(entry.table, entry.key, value) }
+        }
+    }
+
+    /// Makes a new store in `destination` and writes into it every record `produce` hands
+    /// to its `put`, in transactions of 10,000 records, then closes it; returns how many.
+    /// On failure the half-written store is closed (the caller's destination, left as is).
+    static func writeNewStore(into destination: URL, options: StoreOptions,
+                              _ produce: (_ put: (UInt32, [UInt8], [UInt8]) throws -> Void) throws -> Void) throws -> Int {
         var writeOptions = options
         writeOptions.readOnly = false
         let store = try Store(directory: destination, options: writeOptions)
         do {
-            let live = newest.compactMap { entry, version in version.value.map { (entry, $0) } }
-                .sorted { a, b in a.0.table != b.0.table ? a.0.table < b.0.table : a.0.key.lexicographicallyPrecedes(b.0.key) }
-            var index = 0
-            while index < live.count {
-                let batch = live[index ..< min(index + 10_000, live.count)]
+            var batch: [(UInt32, [UInt8], [UInt8])] = []
+            var written = 0
+            func flush() throws {
+                guard !batch.isEmpty else { return }
                 try store.write { transaction in
-                    for (entry, value) in batch { try transaction.put(table: entry.table, key: entry.key, value: value) }
+                    for (table, key, value) in batch { try transaction.put(table: table, key: key, value: value) }
                 }
-                index += batch.count
+                written += batch.count
+                batch.removeAll(keepingCapacity: true)
             }
+            try produce { table, key, value in
+                batch.append((table, key, value))
+                if batch.count == 10_000 { try flush() }
+            }
+            try flush()
             try store.close()
-            return live.count
+            return written
         } catch {
             try? store.close()
             throw error
