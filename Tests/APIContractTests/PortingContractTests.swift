@@ -299,6 +299,8 @@ final class PortingMapContractTests: XCTestCase {
         XCTAssertEqual(scores.max(), 9)
         XCTAssertEqual(scores.sum(), 16)
         XCTAssertEqual(try XCTUnwrap(scores.average()), 16.0 / 3, accuracy: 1e-12)
+        XCTAssertEqual(Array(scores.sorted()), [3, 4, 9])
+        XCTAssertEqual(scores.sorted(ascending: false), [9, 4, 3])
     }
 }
 

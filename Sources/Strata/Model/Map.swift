@@ -292,6 +292,12 @@ extension Map {
 }
 
 extension Map where Value: Comparable {
+    /// The values in order, ascending or not (Realm Swift's `sorted(ascending:)`; Realm
+    /// returns them as live `Results`, Strata as an array of the values now).
+    public func sorted(ascending: Bool = true) -> [Value] {
+        ascending ? values.sorted() : values.sorted(by: >)
+    }
+
     /// The smallest value, or nil for an empty map.
     public func min() -> Value? { values.min() }
     /// The largest value, or nil for an empty map.
