@@ -159,7 +159,8 @@ struct QueryBenchmarks {
 
     /// Step 3 alone, for perf: load `n` items, run the city query once, then `rounds` × 20
     /// warm runs, printing the first run and the warm median.
-    func profileEquality(n: Int, rounds: Int) throws {
+    /// A realm of `n` items in a fresh directory, for the profiles (removed on return).
+    private func withProfileRealm(n: Int, _ body: (Realm) throws -> Void) throws {
         let directory = URL(fileURLWithPath: workDirectory + "/queries-profile-\(n)")
         try? FileManager.default.removeItem(at: directory)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -173,16 +174,42 @@ struct QueryBenchmarks {
                 return item
             })
         }
-        let city = Self.queriedCity
-        var checksum = 0
-        func query() { let r = realm.objects(Item.self).filter(#Predicate { $0.city == city }); checksum &+= r.count &+ r.map(\.id).count }
-        log(String(format: "first run %.3f ms", time { query() } * 1e3))
-        for round in 0 ..< rounds {
-            let runs = (0 ..< 20).map { _ in time { query() } }
-            log(String(format: "round %d: warm median %.1f µs, min %.1f µs", round, median(runs) * 1e6, runs.min()! * 1e6))
-        }
-        log("\(realm.objects(Item.self).filter(#Predicate { $0.city == city }).explain())\nchecksum \(checksum)")
+        try body(realm)
         realm.invalidate()
+    }
+
+    func profileEquality(n: Int, rounds: Int) throws {
+        try withProfileRealm(n: n) { realm in
+            let city = Self.queriedCity
+            var checksum = 0
+            func query() { let r = realm.objects(Item.self).filter(#Predicate { $0.city == city }); checksum &+= r.count &+ r.map(\.id).count }
+            log(String(format: "first run %.3f ms", time { query() } * 1e3))
+            for round in 0 ..< rounds {
+                let runs = (0 ..< 20).map { _ in time { query() } }
+                log(String(format: "round %d: warm median %.1f µs, min %.1f µs", round, median(runs) * 1e6, runs.min()! * 1e6))
+            }
+            log("\(realm.objects(Item.self).filter(#Predicate { $0.city == city }).explain())\nchecksum \(checksum)")
+        }
+    }
+
+    /// `--profile-reads N`: the queries suite's step (2) alone — 200k random primary-key
+    /// reads of two properties — `rounds` times over a realm of `n` items.
+    func profileReads(n: Int, rounds: Int) throws {
+        try withProfileRealm(n: n) { realm in
+            var rng = SplitMix64(seed: 7)
+            let ids = (0 ..< Self.pointReads).map { _ in Int(rng.next() % UInt64(n)) }
+            var checksum = 0
+            for round in 0 ..< rounds {
+                let elapsed = time {
+                    for id in ids {
+                        let item = realm.object(ofType: Item.self, forPrimaryKey: id)!
+                        checksum &+= item.age &+ Int(item.score)
+                    }
+                }
+                log(String(format: "round %d: %.1f ms, %.0f ns a read", round, elapsed * 1e3, elapsed / Double(ids.count) * 1e9))
+            }
+            log("checksum \(checksum)")
+        }
     }
 
     /// GRDB: a fresh database (one table, an index on `city`, WAL, `synchronous = FULL` on the

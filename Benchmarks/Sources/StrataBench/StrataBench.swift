@@ -47,6 +47,8 @@ struct StrataBench: ParsableCommand {
     var profileSeal = false
     @Option(help: "Profile the results controller's performFetch() alone on this many objects (for perf record).")
     var profileController: Int?
+    @Option(help: "Profile the queries suite's 200k primary-key reads (step 2) alone on this many objects.")
+    var profileReads: Int?
     @Flag(help: "Profile the concurrency suite's 64 tasks of one-object asyncWrites at durability .none alone (--rounds times).")
     var profileCommits = false
     @Option(help: "Profile the queries suite's indexed equality (step 3) alone on this many objects: first run, then warm runs.")
@@ -83,6 +85,10 @@ struct StrataBench: ParsableCommand {
         }
         if let profileController {
             try ControllerBenchmarks(sizes: [profileController], workDirectory: work).profileFetch(rounds: max(rounds, 1))
+            return
+        }
+        if let profileReads {
+            try QueryBenchmarks(sizes: [profileReads], workDirectory: work).profileReads(n: profileReads, rounds: max(rounds, 1))
             return
         }
         if profileCommits {

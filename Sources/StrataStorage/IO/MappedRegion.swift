@@ -17,15 +17,20 @@ final class MappedRegion: @unchecked Sendable {
     @usableFromInline let base: UnsafeRawPointer?
     let length: Int
 
-    init(base: UnsafeRawPointer?, length: Int) {
+    /// Called once the mapping is gone (the IO layer's count of a file's live mappings).
+    private let unmapped: (@Sendable () -> Void)?
+
+    init(base: UnsafeRawPointer?, length: Int, unmapped: (@Sendable () -> Void)? = nil) {
         self.base = base
         self.length = length
+        self.unmapped = unmapped
     }
 
     deinit {
         if let base, length > 0 {
             munmap(UnsafeMutableRawPointer(mutating: base), length)
         }
+        unmapped?()
     }
 
     /// The bytes `offset ..< offset + count`, or nil if any of them lies outside

@@ -290,41 +290,30 @@ final class PosixFile: StorageFile, @unchecked Sendable {
         guard let pointer, pointer != MAP_FAILED else {
             throw StoreError.fromErrno(errno, op: "mmap", path: path)
         }
-        let region = MappedRegion(base: UnsafeRawPointer(pointer), length: length)
-        if let identity = identity() {
+        guard let identity = identity() else { return MappedRegion(base: UnsafeRawPointer(pointer), length: length) }
+        // Counted, not held weakly: a weak reference would move every region's reference
+        // count to a side table, slowing each read's retain and release of its mapping.
+        PosixFile.mappings.withLock { $0[identity, default: 0] += 1 }
+        return MappedRegion(base: UnsafeRawPointer(pointer), length: length) {
             PosixFile.mappings.withLock { table in
-                table[identity, default: []].removeAll { $0.region == nil }
-                table[identity, default: []].append(WeakRegion(region: region))
-                // Files whose mappings are all gone leave the table now and then, so a
-                // long-running process does not keep one entry per file it ever mapped.
-                if table.count > 64 {
-                    for (key, regions) in table where regions.allSatisfy({ $0.region == nil }) { table[key] = nil }
-                }
+                table[identity, default: 1] -= 1
+                if table[identity] == 0 { table[identity] = nil }
             }
         }
-        return region
     }
 
     func hasLiveMappings() -> Bool {
         guard let identity = identity() else { return true }   // unknown: assume mapped
-        return PosixFile.mappings.withLock { table in
-            table[identity]?.removeAll { $0.region == nil }
-            if table[identity]?.isEmpty == true { table[identity] = nil }
-            return table[identity] != nil
-        }
+        return PosixFile.mappings.withLock { $0[identity] != nil }
     }
 
-    /// Every mapping this process made of each file (device and inode), weakly: whether a
+    /// How many mappings of each file (device and inode) this process holds now: whether a
     /// file may be truncated without faulting a reader (`hasLiveMappings`).
-    private static let mappings = Locked<[FileIdentity: [WeakRegion]]>([:])
+    private static let mappings = Locked<[FileIdentity: Int]>([:])
 
     private struct FileIdentity: Hashable {
         let device: UInt64
         let inode: UInt64
-    }
-
-    private struct WeakRegion {
-        weak var region: MappedRegion?
     }
 
     private func identity() -> FileIdentity? {
