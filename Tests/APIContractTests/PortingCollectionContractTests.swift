@@ -227,3 +227,41 @@ final class PortingCollectionContractTests: XCTestCase {
         XCTAssertEqual(seen.get(), [5, 6])
     }
 }
+
+/// Realm Swift's `observe(keyPaths:)` on results: modifications only of watched properties.
+final class PortingKeyPathObservationContractTests: PortingStoreTestCase {
+    func testKeyPathsLimitTheModificationsReported() throws {
+        let realm = try Realm(configuration: try configuration("observe-keypaths"))
+        try realm.write {
+            let ann = Contact()
+            ann.name = "Ann"
+            ann.phones.append({ let p = Phone(); p.number = "1"; return p }())
+            try realm.add(ann)
+        }
+        let contacts = realm.objects(Contact.self)
+        var ages: [RealmCollectionChange<Results<Contact>>] = []
+        var phones: [RealmCollectionChange<Results<Contact>>] = []
+        var everything: [RealmCollectionChange<Results<Contact>>] = []
+        let ageToken = contacts.observe(keyPaths: ["age"]) { ages.append($0) }
+        let phoneToken = contacts.observe(keyPaths: ["phones.number"]) { phones.append($0) }
+        let allToken = contacts.observe { everything.append($0) }
+        defer { [ageToken, phoneToken, allToken].forEach { $0.invalidate() } }
+
+        try realm.write { realm.object(ofType: Contact.self, forPrimaryKey: "Ann")!.tags.append("x") }
+        XCTAssertEqual([ages.count, phones.count, everything.count], [1, 1, 2], "tags are watched by neither")
+
+        try realm.write { realm.object(ofType: Contact.self, forPrimaryKey: "Ann")!.age = 40 }
+        XCTAssertEqual([ages.count, phones.count, everything.count], [2, 1, 3])
+        guard case .update(_, _, _, let modified) = ages.last else { return XCTFail() }
+        XCTAssertEqual(modified, [0])
+
+        try realm.write { realm.objects(Phone.self).first!.number = "2" }
+        XCTAssertEqual([ages.count, phones.count, everything.count], [2, 2, 4], "a linked phone changed: only the path through phones")
+
+        try realm.write { try realm.add({ let c = Contact(); c.name = "Bob"; return c }()) }
+        XCTAssertEqual([ages.count, phones.count, everything.count], [3, 3, 5], "insertions are always reported")
+        guard case .update(_, _, let inserted, let modifiedWithInsert) = ages.last else { return XCTFail() }
+        XCTAssertEqual(inserted, [1])
+        XCTAssertEqual(modifiedWithInsert, [])
+    }
+}

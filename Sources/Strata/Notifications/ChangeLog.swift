@@ -58,6 +58,11 @@ struct PropertyMask: Sendable, Hashable {
         words = (words.0 | other.words.0, words.1 | other.words.1, words.2 | other.words.2, words.3 | other.words.3)
     }
 
+    /// Whether no position is in both.
+    func isDisjoint(with other: PropertyMask) -> Bool {
+        words.0 & other.words.0 | words.1 & other.words.1 | words.2 & other.words.2 | words.3 & other.words.3 == 0
+    }
+
     /// The positions, ascending.
     var indices: [Int] { (0 ..< 256).filter(contains) }
 }

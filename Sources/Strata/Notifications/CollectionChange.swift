@@ -60,13 +60,19 @@ extension Results {
     /// Calls `block` with `.initial` now, then with `.update` after each commit that changes
     /// the results. With a `queue`, the observation runs on its own realm confined to that
     /// serial queue, and `block` is called there.
-    public func observe(on queue: DispatchQueue? = nil,
+    ///
+    /// With `keyPaths` (Realm Swift's parameter: property names, `"dog.name"` through a
+    /// link), a commit that only modifies objects in other properties is not reported;
+    /// insertions and deletions always are. A path through a link counts any change of the
+    /// linked object (a superset of Realm's rule); names that are no property are ignored.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) -> NotificationToken {
         guard let queue else {
             managingRealm.verifyThread()
             precondition(managingRealm.writeState == nil, "Cannot register notification blocks from within write transactions.")
             let token = NotificationToken()
-            let observer = CollectionObserver(token: token, query: query, realm: managingRealm, block: block)
+            let observer = CollectionObserver(token: token, query: query, realm: managingRealm,
+                                              watched: keyPaths.map { WatchedProperties($0, schema: self.query.bound.schema) }, block: block)
             managingRealm.observers.add(observer)
             block(.initial(Results(realm: managingRealm, query: query, keys: observer.keys)))
             return token
@@ -78,7 +84,7 @@ extension Results {
         }
         let query = UncheckedSendable(value: self.query)
         return token.observing(on: queue, configuration: managingRealm.configuration, failure: { block(.error($0)) }) { queueRealm in
-            Results(realm: queueRealm, query: query.value).observe(block)
+            Results(realm: queueRealm, query: query.value).observe(keyPaths: keyPaths, block)
         }
     }
 
@@ -116,12 +122,15 @@ final class CollectionObserver<Element: Object>: RealmObserver {
     private let block: (RealmCollectionChange<Results<Element>>) -> Void
     /// Tables of the types this type links to: changes there may modify our objects.
     private let linkedTables: [Int: UInt32]
+    /// The properties whose changes count as modifications (nil: all).
+    private let watched: WatchedProperties?
 
-    init(token: NotificationToken, query: ResultsQuery<Element>, realm: Realm,
+    init(token: NotificationToken, query: ResultsQuery<Element>, realm: Realm, watched: WatchedProperties? = nil,
          block: @escaping (RealmCollectionChange<Results<Element>>) -> Void) {
         self.token = token
         self.query = query
         self.block = block
+        self.watched = watched
         keys = query.evaluate(in: realm)
         var linked: [Int: UInt32] = [:]
         for (index, property) in query.bound.schema.properties.enumerated() where property.kind == .object {
@@ -141,9 +150,19 @@ final class CollectionObserver<Element: Object>: RealmObserver {
         } else {
             result = recompute(realm, old: old, changes: changes)
         }
-        if silent || (result.deletions.isEmpty && result.insertions.isEmpty && result.modifications.isEmpty) { return }
+        var modifications = result.modifications
+        if let watched, let changes {
+            let own = changes.tables[table]
+            modifications.removeAll { position in
+                // Modified through its own row: kept when a watched property changed.
+                if let mask = own?.modified[ObjectKey(keys[position])] { return !watched.intersects(mask) }
+                // Modified through a linked object: kept when a path through a link is watched.
+                return !watched.followsLinks
+            }
+        }
+        if silent || (result.deletions.isEmpty && result.insertions.isEmpty && modifications.isEmpty) { return }
         block(.update(Results(realm: realm, query: query, keys: keys), deletions: result.deletions,
-                      insertions: result.insertions, modifications: result.modifications))
+                      insertions: result.insertions, modifications: modifications))
     }
 
     private func object(_ realm: Realm, _ key: [UInt8], pinned: Realm.SnapshotBox?) -> Element {
@@ -312,4 +331,22 @@ final class CollectionObserver<Element: Object>: RealmObserver {
         }
         return result.reversed()
     }
+}
+
+/// The properties an observation with `keyPaths` watches: each path's first property, and
+/// whether any path goes on through a link.
+struct WatchedProperties {
+    private(set) var mask = PropertyMask()
+    private(set) var followsLinks = false
+
+    init(_ keyPaths: [String], schema: ObjectSchema) {
+        for path in keyPaths {
+            let components = path.split(separator: ".", maxSplits: 1)
+            guard let first = components.first, let index = schema.index(of: String(first)) else { continue }
+            mask.insert(index)
+            if components.count > 1 { followsLinks = true }
+        }
+    }
+
+    func intersects(_ changed: PropertyMask) -> Bool { !changed.isDisjoint(with: mask) }
 }

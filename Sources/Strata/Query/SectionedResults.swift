@@ -151,9 +151,10 @@ public struct SectionedResults<Key: _PersistableValue & Hashable, Element: Objec
     /// modifications of the sections after, and the sections inserted and deleted (an
     /// object whose key changed moves: a deletion and an insertion). Without a queue,
     /// `block` runs on the realm's thread; with one, on its own realm confined to `queue`.
-    public func observe(on queue: DispatchQueue? = nil,
+    /// `keyPaths` limits the modifications reported, as for ``Results/observe(keyPaths:on:_:)``.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmSectionedResultsChange<SectionedResults<Key, Element>>) -> Void) -> NotificationToken {
-        observeChanges(on: queue) { change in
+        observeChanges(keyPaths: keyPaths, on: queue) { change in
             switch change {
             case .initial(let sections):
                 block(.initial(sections))
@@ -165,12 +166,12 @@ public struct SectionedResults<Key: _PersistableValue & Hashable, Element: Objec
     }
 
     /// The observation both the sections and one section use.
-    func observeChanges(on queue: DispatchQueue?,
+    func observeChanges(keyPaths: [String]?, on queue: DispatchQueue?,
                         _ block: @escaping (RealmSectionedResultsChange<SectionedResults<Key, Element>>) -> Void) -> NotificationToken {
         let descending = self.descending, sectionKeys = self.sectionKeys
         // The layout the last call described: the old side of the next change.
         var previous: SectionLayout<Key>?
-        return results.observe(on: queue) { change in
+        return results.observe(keyPaths: keyPaths, on: queue) { change in
             switch change {
             case .initial(let results):
                 let sections = SectionedResults(results: results, descending: descending, sectionKeys: sectionKeys)
@@ -238,11 +239,11 @@ public struct ResultsSection<Key: _PersistableValue & Hashable, Element: Object>
     /// Calls `block` with `.initial` now, then with `.update` after each commit that
     /// changes this section: index paths whose `section` is this section's position, and
     /// the section in `sectionsToInsert`/`sectionsToDelete` when it appears or goes.
-    public func observe(on queue: DispatchQueue? = nil,
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
                         _ block: @escaping (RealmSectionedResultsChange<ResultsSection<Key, Element>>) -> Void) -> NotificationToken {
         let key = self.key
         var oldIndex: Int?
-        return parent.observeChanges(on: queue) { change in
+        return parent.observeChanges(keyPaths: keyPaths, on: queue) { change in
             switch change {
             case .initial(let sections):
                 oldIndex = sections.layout.sectionIndex[key]
