@@ -333,7 +333,8 @@ struct MappingEngine {
         if let transformer { return try transformedField(value, property: property, transformer: transformer, path: path()) }
         if property.isMap { return try mapField(value, property: property, path: path()) }
         if value == .null {
-            if property.isOptional || property.isList { return property.isList ? .list([]) : .null }
+            // An AnyRealmValue's null is its `.none`, in a list as anywhere.
+            if property.isOptional || property.isList || property.kind == .mixed { return property.isList ? .list([]) : .null }
             if options.nullPolicy == .skip { return nil }
             throw JSONMappingError.nullValue(path: path(), property: property.name)
         }
@@ -403,6 +404,15 @@ struct MappingEngine {
             try mismatch(path: path(), expected: Self.expectedName(property), found: value) ? nil : nil
         }
         switch property.kind {
+        case .mixed:
+            // Any JSON scalar, as its own kind: integral numbers as integers.
+            switch value {
+            case .bool(let b): return .bool(b)
+            case .string(let s): return .string(s)
+            case .int(let i): return .int(i)
+            case .double(let d): return .double(d)
+            default: return try fail()
+            }
         case .bool:
             return try Self.boolField(value, coerce: coerce) ?? fail()
         case .int, .int8, .int16, .int32, .int64:
@@ -562,6 +572,7 @@ struct MappingEngine {
         case .objectId: return "an ObjectId (24 hexadecimal digits)"
         case .object, .embedded: return property.objectClassName ?? "an object"
         case .linkingObjects: return "nothing (linking objects are read-only)"
+        case .mixed: return "a JSON scalar (an AnyRealmValue)"
         }
     }
 
@@ -929,7 +940,10 @@ struct MappingEngine {
             return .string(wholeSeconds ? Self.isoPlain.format(d) : Self.isoFull.format(d))
         case .uuid(let u): return .string(u.uuidString)
         case .decimal(let d): return .string(d.description)
-        case .link(let key): return PrimaryKeyValue(keyBytes: key).map { try? jsonValue($0.field, property: property) }.flatMap { $0 } ?? .null
+        case .link(var key):
+            // An object held in an AnyRealmValue: its key follows its table's number.
+            if property.kind == .mixed, let (_, target) = MixedLink.decode(key) { key = target }
+            return PrimaryKeyValue(keyBytes: key).map { try? jsonValue($0.field, property: property) }.flatMap { $0 } ?? .null
         case .list(let items):
             var element = property
             element.isList = false

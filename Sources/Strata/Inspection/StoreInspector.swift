@@ -120,6 +120,8 @@ public struct StoreInspector {
         return (type.primaryKeyProperty == nil ? ["_id"] : []) + type.properties.filter { $0.kind != .linkingObjects }.map(\.name)
     }
 
+    private static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
     /// A stored field as a JSON-ready value; `schema` names an embedded object's properties.
     static func json(_ field: FieldValue, property: PropertySchema? = nil, schema: Schema? = nil) -> Any {
         switch field {
@@ -137,7 +139,13 @@ public struct StoreInspector {
         case .date(let v): return ExactISO8601.string(from: v)
         case .uuid(let v): return v.uuidString
         case .decimal(let v): return v.description
-        case .link(let key): return PrimaryKeyValue(keyBytes: key).map { json($0.field) } ?? key.map { String(format: "%02x", $0) }.joined()
+        case .link(let bytes):
+            // A link held in an AnyRealmValue names its table: `{"$class": …, "$key": …}`.
+            if property?.kind == .mixed, let (table, key) = MixedLink.decode(bytes),
+               let type = schema?.objectSchemas.first(where: { $0.tableNumber == table }) {
+                return ["$class": type.className, "$key": PrimaryKeyValue(keyBytes: key).map { json($0.field) } ?? hex(key)]
+            }
+            return PrimaryKeyValue(keyBytes: bytes).map { json($0.field) } ?? hex(bytes)
         case .list(let items): return items.map { json($0, property: property, schema: schema) }
         case .objectId(let v): return v.stringValue
         case .map(let entries): return entries.mapValues { json($0, property: property, schema: schema) }

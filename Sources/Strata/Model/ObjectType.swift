@@ -60,7 +60,7 @@ final class ObjectType: @unchecked Sendable {
             }
         }
         for property in properties where property.isIndexed {
-            guard !property.isList, !property.isMap, ![.object, .embedded, .linkingObjects].contains(property.kind) else {
+            guard !property.isList, !property.isMap, ![.object, .embedded, .linkingObjects, .mixed].contains(property.kind) else {
                 throw RealmError.invalidSchema("\(className).\(property.name): \(property.typeDescription) cannot be indexed")
             }
         }

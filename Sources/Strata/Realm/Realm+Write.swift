@@ -537,6 +537,8 @@ extension Realm {
             case .object(let target as EmbeddedObject):
                 if target._state != nil { throw Self.embeddedOwned("\(bound.className).\(bound.schema.properties[index].name)") }
                 fields[index] = try target.embeddedField(in: self)
+            case .object(let target) where bound.schema.properties[index].kind == .mixed:
+                fields[index] = try target.map { try AnyRealmValue.object($0)._field(in: self) } ?? .null
             case .object(let target): fields[index] = try target.map { .link(try add($0, update: update, write: write)) } ?? .null
             case .list(let list):
                 if bound.schema.properties[index].kind == .embedded, list._anyElements.contains(where: { ($0 as? Object)?._state != nil }) {
@@ -670,6 +672,7 @@ extension Realm {
     /// dictionaries, primary keys) in this realm.
     func field(for value: Any?, property: PropertySchema, context: String) throws -> FieldValue {
         if property.kind == .embedded { return try embeddedField(for: value, property: property, context: context) }
+        if property.kind == .mixed { return try mixedField(for: value, property: property, context: context) }
         guard property.kind == .object else { return try FieldValue.converting(value, to: property, context: context) }
         guard let target = property.objectClassName.flatMap(boundType(named:)) else {
             throw RealmError.unknownType(property.objectClassName ?? "?")
@@ -681,6 +684,39 @@ extension Realm {
         }
         guard let value = FieldValue.unwrap(value) else { return .null }
         return .link(try linkTarget(value, target: target, context: context))
+    }
+
+    /// The field of an `AnyRealmValue` property (or a list, set or map of them): objects
+    /// held become links naming their table (added if unmanaged), the rest their own kind.
+    private func mixedField(for value: Any?, property: PropertySchema, context: String) throws -> FieldValue {
+        func one(_ item: Any?, _ context: String) throws -> FieldValue {
+            guard let mixed = AnyRealmValue(plain: item) else {
+                throw RealmError.typeMismatch(property: context, expected: property.typeDescription,
+                                              found: "\(Swift.type(of: item ?? "nil")) \(String(describing: item ?? "nil").prefix(60))")
+            }
+            return try mixed._field(in: self)
+        }
+        if property.isMap {
+            guard let value = FieldValue.unwrap(value) else { return .map([:]) }
+            let entries: [String: Any?]
+            if let map = value as? _ListBase, let plain = map._anyValue as? [String: Any?] { entries = plain }
+            else if let dictionary = value as? [String: Any?] { entries = dictionary }
+            else if let dictionary = value as? [String: Any] { entries = dictionary.mapValues { $0 } }
+            else { throw RealmError.invalidValue("\(context) is a map; got \(Swift.type(of: value))") }
+            var fields: [String: FieldValue] = [:]
+            for (key, item) in entries {
+                try MapKeyRule.check(key, context: context)
+                fields[key] = try one(item, "\(context)[\(key)]")
+            }
+            return .map(fields)
+        }
+        if property.isList {
+            guard let value = FieldValue.unwrap(value) else { return .list([]) }
+            let items = try FieldValue.items(of: value, context: "\(context) is a list")
+            let fields = try items.enumerated().map { try one($1, "\(context)[\($0)]") }
+            return .list(property.isSet ? fields.distinctSetMembers() : fields)
+        }
+        return try one(value, context)
     }
 
     /// The field of an embedded property (or a list of them) for a plain value: an

@@ -14,7 +14,7 @@ extension FieldValue {
         }
         if property.isList { return try convertingList(value, to: property, context: context, lenient: lenient) }
         guard let value = unwrap(value) else {
-            if property.isOptional || property.kind == .object { return .null }
+            if property.isOptional || property.kind == .object || property.kind == .mixed { return .null }
             throw RealmError.typeMismatch(property: context, expected: property.typeDescription, found: "nil")
         }
         if let field = value as? FieldValue { return field }
@@ -62,6 +62,10 @@ extension FieldValue {
     /// One plain Swift value of a scalar property; nil if its type does not convert.
     private static func convertingScalar(_ value: Any, to property: PropertySchema, context: String, lenient: Bool) throws -> FieldValue? {
         switch property.kind {
+        case .mixed:
+            // Objects are resolved by the realm (Realm.field(for:property:context:)).
+            guard let mixed = AnyRealmValue(plain: value), mixed.object(Object.self) == nil else { return nil }
+            return try mixed._field(in: nil)
         case .bool:
             return (value as? Bool).map(FieldValue.bool)
         case .int, .int8, .int16, .int32, .int64:
@@ -233,7 +237,7 @@ extension FieldValue {
         case .uuid: return .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
         case .decimal: return .decimal(0)
         case .objectId: return .objectId(ObjectId())
-        case .object, .column, .embedded, .linkingObjects: return .null
+        case .object, .column, .embedded, .linkingObjects, .mixed: return .null
         }
     }
 

@@ -17,6 +17,8 @@ public struct SchemaError: Error, Sendable, Equatable, CustomStringConvertible {
 /// The kind of value a property holds, before optionality and lists.
 public enum PropertyKind: String, Codable, Sendable, Hashable {
     case bool, int, int8, int16, int32, int64, double, float, string, data, date, uuid, decimal
+    /// ``AnyRealmValue``: each value carries its own type.
+    case mixed
     /// A link to an object of ``PropertySchema/objectClassName``.
     case object
     /// A ``ColumnCodable`` type, stored as its ``Value``.
@@ -154,7 +156,7 @@ public struct PropertySchema: Codable, Sendable, Hashable, CustomStringConvertib
 
     /// The type as a person reads it, such as `List<String>`, `Map<String, Int?>` or `Date?`.
     public var typeDescription: String {
-        var base = namesClass ? (objectClassName ?? kind.rawValue) : (kind == .objectId ? "ObjectId" : kind.rawValue)
+        var base = namesClass ? (objectClassName ?? kind.rawValue) : (kind == .objectId ? "ObjectId" : kind == .mixed ? "AnyRealmValue" : kind.rawValue)
         let element = base + (isOptional ? "?" : "")
         if kind == .linkingObjects {
             base = "LinkingObjects<\(base)>" + (originProperty.map { "(\($0))" } ?? "")
@@ -262,7 +264,7 @@ public struct ObjectSchema: Codable, Sendable, Hashable, CustomStringConvertible
                     return "\(path) cannot be a primary key: \(property.typeDescription)"
                 }
             }
-            if property.isIndexed, property.isList || property.isMap || [.object, .embedded, .linkingObjects].contains(property.kind) {
+            if property.isIndexed, property.isList || property.isMap || [.object, .embedded, .linkingObjects, .mixed].contains(property.kind) {
                 return "\(path) cannot be indexed: \(property.typeDescription)"
             }
         }

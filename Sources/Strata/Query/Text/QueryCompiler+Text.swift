@@ -625,7 +625,8 @@ struct TextQueryCompiler {
         let kinds = [lhs.kind, rhs.kind].compactMap { $0 }
         if op.isStringOperator || !options.isEmpty {
             for operand in [lhs, rhs] {
-                if let kind = operand.kind, kind != .string {
+                // An AnyRealmValue may hold a string: the operator is false for other values.
+                if let kind = operand.kind, kind != .string, kind != .mixed {
                     throw error(offset, "\(op.rawValue)\(options.isEmpty ? "" : " with [c]/[d]") needs strings; \(operand.description) holds \(kind.rawValue)")
                 }
                 if operand.kind == nil, let constant = operand.constant, let value = constant, !(value is String) {
@@ -650,6 +651,14 @@ struct TextQueryCompiler {
     }
 
     private static func compatible(_ kind: PropertyKind, _ value: FieldValue) -> Bool {
+        // An AnyRealmValue compares with any single value: numbers across their kinds,
+        // anything else only with its own kind.
+        if kind == .mixed {
+            switch value {
+            case .list, .embedded, .map, .link: return false
+            default: return true
+            }
+        }
         switch value {
         case .null: return true
         case .int, .double, .float, .decimal: return numericKinds.contains(kind)
