@@ -144,4 +144,46 @@ final class PortingAnyRealmValueContractTests: PortingStoreTestCase {
             XCTAssertTrue("\(error)".contains("IndexedMixed.value: AnyRealmValue cannot be indexed"), "\(error)")
         }
     }
+
+    func testExportAndImportKeepEveryValue() throws {
+        let (realm, config) = try settingsRealm("mixed-export")
+        try realm.write {
+            let ann = try realm.create(Contact.self, value: ["name": "Ann", "age": 3] as [String: Any])
+            try realm.create(Setting.self, value: ["name": "a", "value": 5, "history": [1, "two", nil], "byKey": ["k": 2.5]] as [String: Any])
+            try realm.create(Setting.self, value: ["name": "b", "value": ann] as [String: Any])
+        }
+        realm.invalidate()
+        let exported: Data, contacts: Data
+        do {
+            let store = try Store(directory: config.directory!, options: StoreOptions())
+            defer { try? store.close() }
+            let inspector = try XCTUnwrap(try StoreInspector(store: store))
+            let settings = try inspector.objects(ofType: "Setting")
+            let b = try XCTUnwrap(settings.first { $0["name"] as? String == "b" })
+            XCTAssertEqual((b["value"] as? [String: Any])?["$class"] as? String, "Contact")
+            XCTAssertEqual((b["value"] as? [String: Any])?["$key"] as? String, "Ann")
+            exported = try JSONSerialization.data(withJSONObject: settings)
+            contacts = try JSONSerialization.data(withJSONObject: try inspector.objects(ofType: "Contact"))
+        }
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("strata-contract-mixed-import-\(UUID().uuidString)")
+        directories.append(copy)
+        var copyConfig = config
+        copyConfig.directory = copy
+        do { _ = try Realm(configuration: copyConfig) }
+        do {
+            let store = try Store(directory: copy, options: StoreOptions())
+            defer { try? store.close() }
+            let importer = try XCTUnwrap(try StoreImporter(store: store))
+            XCTAssertEqual(try importer.importObjects(ofType: "Contact", from: contacts).inserted, 1)
+            XCTAssertEqual(try importer.importObjects(ofType: "Setting", from: exported).inserted, 2)
+            XCTAssertThrowsError(try importer.importObjects(ofType: "Setting", from: Data(#"[{"name": "x", "value": [1]}]"#.utf8))) { error in
+                XCTAssertTrue("\(error)".contains("$[0].value"), "\(error)")
+            }
+        }
+        let imported = try Realm(configuration: copyConfig)
+        XCTAssertEqual(imported.object(ofType: Setting.self, forPrimaryKey: "a")?.value, .int(5))
+        XCTAssertEqual(imported.object(ofType: Setting.self, forPrimaryKey: "a").map { Array($0.history) }, [.int(1), .string("two"), .none])
+        XCTAssertEqual(imported.object(ofType: Setting.self, forPrimaryKey: "a")?.byKey["k"], .double(2.5))
+        XCTAssertEqual(imported.object(ofType: Setting.self, forPrimaryKey: "b")?.value.object(Contact.self)?.age, 3)
+    }
 }

@@ -281,7 +281,7 @@ public struct StoreImporter {
             if property.isMap { return try mapField(value, property: property, path: path) }
             if property.isList { return try listField(value, property: property, path: path) }
             if value == .null {
-                guard property.isOptional || [.object, .column, .embedded].contains(property.kind) else {
+                guard property.isOptional || [.object, .column, .embedded, .mixed].contains(property.kind) else {
                     throw Self.mismatch(value, path, property.typeDescription + ", not null")
                 }
                 return .null
@@ -289,6 +289,7 @@ public struct StoreImporter {
             switch property.kind {
             case .embedded: return try embeddedField(value, property: property, path: path)
             case .object: return try linkField(value, property: property, path: path)
+            case .mixed: return try mixedField(value, property: property, path: path)
             case .string where property.isRawJSON:
                 // As RealmCoder stores it (its JSON text), except a string that is no JSON
                 // text itself: export's form of a raw property holding no JSON (such as its
@@ -318,7 +319,7 @@ public struct StoreImporter {
             var entries: [String: FieldValue] = [:]
             for (key, item) in members {
                 try MapKeyRule.checkJSON(key, path: path)
-                if item == .null, !element.isOptional || element.kind == .object {
+                if item == .null, !element.isOptional && element.kind != .mixed || element.kind == .object {
                     throw JSONMappingError.typeMismatch(path: "\(path).\(key)", expected: "a value of \(property.typeDescription), not null", found: "null")
                 }
                 entries[key] = try field(item, property: element, path: "\(path).\(key)")
@@ -336,7 +337,7 @@ public struct StoreImporter {
             let items = try elements.enumerated().map { index, item in
                 // A list holds nil only when its elements are optional; a list of links (or
                 // of embedded objects) never does.
-                if item == .null, !element.isOptional || element.kind == .object || element.kind == .embedded {
+                if item == .null, !element.isOptional && element.kind != .mixed || element.kind == .object || element.kind == .embedded {
                     throw JSONMappingError.typeMismatch(path: "\(path)[\(index)]", expected: "an element of \(property.typeDescription), not null", found: "null")
                 }
                 return try field(item, property: element, path: "\(path)[\(index)]")
@@ -358,6 +359,29 @@ public struct StoreImporter {
                 fields[index] = try field(item, property: embedded.properties[index], path: path + "." + embedded.properties[index].name)
             }
             return .embedded(fields)
+        }
+
+        /// An `AnyRealmValue` in export's format: a JSON scalar as its own kind, or a held
+        /// object as `{"$class": "Type", "$key": primary key}` (the target must exist).
+        private mutating func mixedField(_ value: JSONValue, property: PropertySchema, path: String) throws -> FieldValue {
+            switch value {
+            case .null: return .null
+            case .bool(let b): return .bool(b)
+            case .int(let i): return .int(i)
+            case .double(let d): return .double(d)
+            case .string(let s): return .string(s)
+            case .object(let members):
+                guard members.count == 2, case .string(let className)? = members["$class"], let key = members["$key"],
+                      let target = schema[className] else {
+                    throw Self.mismatch(value, path, "a JSON scalar, or {\"$class\": a stored type, \"$key\": its primary key} (\(property.typeDescription))")
+                }
+                var link = PropertySchema(name: property.name, kind: .object)
+                link.objectClassName = className
+                guard case .link(let targetKey) = try linkField(key, property: link, path: path + ".$key") else { return .null }
+                return .link(MixedLink.encode(table: target.tableNumber, key: targetKey))
+            case .array:
+                throw Self.mismatch(value, path, "a JSON scalar (\(property.typeDescription) holds no list)")
+            }
         }
 
         /// A link, given as the target's primary key; the target must exist (stored, or

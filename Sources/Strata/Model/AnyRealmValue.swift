@@ -174,7 +174,8 @@ extension AnyRealmValue: _PersistableValue, _PersistedProperty {
     }
 }
 
-/// A link held in an `AnyRealmValue`: the target's table (4 bytes, big-endian), then its key.
+/// A link held in an `AnyRealmValue`: the target type's table number (the schema's `n`, 4
+/// bytes, big-endian), then its object key.
 enum MixedLink {
     static func encode(table: UInt32, key: [UInt8]) -> [UInt8] {
         [UInt8(truncatingIfNeeded: table >> 24), UInt8(truncatingIfNeeded: table >> 16),
@@ -196,15 +197,16 @@ extension Realm {
             throw RealmError.invalidValue("an AnyRealmValue cannot hold an embedded object (\(type(of: object).className)): it has no key of its own")
         }
         let key = try linkKey(for: object)
-        guard let table = object._state?.bound.table else { throw RealmError.invalidated }
-        return .link(MixedLink.encode(table: table, key: key))
+        guard let tableNumber = object._state?.bound.schema.tableNumber else { throw RealmError.invalidated }
+        return .link(MixedLink.encode(table: tableNumber, key: key))
     }
 
     /// The object a mixed link points to, or nil when it is gone or its type is unknown here.
     func mixedObject(_ bytes: [UInt8]) -> Object? {
-        guard let (table, key) = MixedLink.decode(bytes) else { return nil }
-        guard let bound = boundType(table: table) ?? shared.schema.objectSchemas.first(where: { $0.tableNumber == table })
-            .flatMap({ try? dynamicBoundType($0.className) }) else { return nil }
+        guard let (tableNumber, key) = MixedLink.decode(bytes) else { return nil }
+        guard let bound = boundType(table: StoreLayout.objectTable(tableNumber))
+                ?? shared.schema.objectSchemas.first(where: { $0.tableNumber == tableNumber }).flatMap({ try? dynamicBoundType($0.className) })
+        else { return nil }
         return object(bound: bound, key: key)
     }
 }
