@@ -14,7 +14,7 @@ public struct PropertyChange {
 }
 
 /// What happened to an observed object.
-public enum ObjectChange<T: Object> {
+public enum ObjectChange<T> {
     /// Properties of the object changed.
     case change(T, [PropertyChange])
     /// The object was deleted; no more notifications follow.
