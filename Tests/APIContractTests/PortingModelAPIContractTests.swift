@@ -139,3 +139,47 @@ final class PortingModelAPIContractTests: PortingStoreTestCase {
         XCTAssertTrue(reference.isInvalidated, "every copy of the reference knows it was resolved")
     }
 }
+
+/// Realm Swift's linking objects declared on an embedded object: its parent.
+final class Tree: Object {
+    @Persisted(primaryKey: true) var name: String = ""
+    @Persisted var root: Branch?
+    @Persisted var branches: List<Branch>
+}
+
+final class Branch: EmbeddedObject {
+    @Persisted var label: String = ""
+    @Persisted(originProperty: "root") var rootOf: LinkingObjects<Tree>
+    @Persisted(originProperty: "branches") var listedIn: LinkingObjects<Tree>
+}
+
+final class BadBranchHolder: Object {
+    @Persisted var branch: BadBranch?
+}
+
+final class BadBranch: EmbeddedObject {
+    @Persisted(originProperty: "missing") var holders: LinkingObjects<BadBranchHolder>
+}
+
+final class PortingEmbeddedLinkingObjectsContractTests: PortingStoreTestCase {
+    func testAnEmbeddedObjectsLinkingObjectsAreItsParent() throws {
+        let (realm, config) = try contractRealm("embedded-linking", types: [Tree.self, Branch.self])
+        directories.append(config.directory!)
+        try realm.write {
+            try realm.create(Tree.self, value: ["name": "oak", "root": ["label": "r"], "branches": [["label": "a"], ["label": "b"]]] as [String: Any])
+        }
+        let tree = try XCTUnwrap(realm.object(ofType: Tree.self, forPrimaryKey: "oak"))
+        let root = try XCTUnwrap(tree.root)
+        XCTAssertEqual(root.rootOf.map(\.name), ["oak"])
+        XCTAssertEqual(root.listedIn.count, 0, "held through another property")
+        XCTAssertEqual(tree.branches[1].listedIn.first?.name, "oak")
+        XCTAssertEqual(tree.branches[1].listedIn.first?.branches.count, 2)
+        XCTAssertEqual(tree.branches[0].rootOf.count, 0)
+        XCTAssertEqual(root.rootOf.index(of: tree), 0)
+        XCTAssertEqual(Branch().rootOf.count, 0, "unmanaged: none")
+
+        XCTAssertThrowsError(try contractRealm("embedded-linking-bad", types: [BadBranchHolder.self, BadBranch.self])) { error in
+            XCTAssertTrue("\(error)".contains("BadBranch.holders: BadBranchHolder.missing is not a property holding BadBranch"), "\(error)")
+        }
+    }
+}

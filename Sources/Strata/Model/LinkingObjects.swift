@@ -63,8 +63,19 @@ public final class LinkingObjects<Element: Object>: _LinkingObjectsBase, RandomA
     /// The realm of the owning object, if it is managed.
     public var realm: Realm? { owner?.realm }
 
+    /// An embedded owner's parent, when it holds the owner through the origin property:
+    /// the one object that links to an embedded object.
+    private var embeddingParent: ObjectState? {
+        guard let owner, let embedding = owner.embedding, !embedding.parent.isInvalidated else { return nil }
+        let parent = embedding.parent
+        guard parent.bound.className == owner.bound.schema.properties[index].objectClassName,
+              parent.bound.schema.properties[embedding.index].name == originProperty else { return nil }
+        return parent
+    }
+
     private var keys: [[UInt8]] {
         guard let owner else { return [] }
+        if owner.embedding != nil { return embeddingParent.map { [$0.key] } ?? [] }
         let version = owner.realm.readVersion
         if let cached, cached.version == version { return cached.keys }
         let keys = owner.realm.linkingKeys(to: owner, property: owner.bound.schema.properties[index])?.keys ?? []
@@ -81,6 +92,12 @@ public final class LinkingObjects<Element: Object>: _LinkingObjectsBase, RandomA
     public subscript(position: Int) -> Element {
         let keys = self.keys
         precondition(position >= 0 && position < keys.count, "Index \(position) is out of bounds (must be less than \(keys.count))")
+        if let parent = embeddingParent {
+            let object = ObjectConstruction.makeManaged(parent.bound.info.type)
+            object._state = parent
+            guard let typed = object as? Element else { preconditionFailure("the parent is not a \(Element.className)") }
+            return typed
+        }
         guard let owner, let origin = owner.realm.linkingKeys(to: owner, property: owner.bound.schema.properties[index])?.origin,
               let object = owner.realm.object(bound: origin, key: keys[position]) as? Element else {
             preconditionFailure("the linking object at \(position) is no longer readable")

@@ -353,8 +353,14 @@ public struct Schema: Codable, Sendable, Hashable {
                     guard let target = property.objectClassName.flatMap({ types[$0] }), target.isEmbedded else {
                         return "\(path) holds an embedded '\(property.objectClassName ?? "")', which is not an embedded object type of the schema"
                     }
+                case .linkingObjects where type.isEmbedded:
+                    // An embedded object is linked only by the property that holds it: its parent.
+                    guard let origin = property.objectClassName.flatMap({ types[$0] }),
+                          let holder = property.originProperty.flatMap({ origin[$0] }),
+                          holder.kind == .embedded, holder.objectClassName == type.className else {
+                        return "\(path): \(property.objectClassName ?? "")\(property.originProperty.map { "." + $0 } ?? "") is not a property holding \(type.className) (an embedded object's linking objects are its parent)"
+                    }
                 case .linkingObjects:
-                    if type.isEmbedded { return "\(path): linking objects cannot be declared on an embedded object type" }
                     guard let origin = property.objectClassName.flatMap({ types[$0] }), !origin.isEmbedded else {
                         return "\(path) reads links from '\(property.objectClassName ?? "")', which is not a top-level type of the schema"
                     }
