@@ -34,7 +34,7 @@ public struct StoreInspector {
     /// The objects of `className` in primary-key order, as JSON-ready dictionaries (for
     /// `JSONSerialization`): numbers, strings, booleans, `NSNull`, arrays and dictionaries.
     /// Data is base64, dates ISO 8601 with the fractional digits that give the Date back
-    /// exactly (``ExactISO8601``), decimals strings, links the target's primary key,
+    /// exactly (to the last bit of the `Double`), decimals strings, links the target's primary key,
     /// and JSON-encoded custom columns and raw JSON properties nested JSON.
     ///
     /// - Throws: ``RealmError/unknownType(_:)``; ``RealmError/storage(_:)`` for damaged records.

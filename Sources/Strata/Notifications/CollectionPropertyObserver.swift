@@ -236,7 +236,7 @@ extension Map {
 
 extension LinkingObjects {
     /// Calls `block` with `.initial` now, then with `.update` after each commit that changes
-    /// which objects link here, or one of them (the changes of ``Results/observe(on:_:)``).
+    /// which objects link here, or one of them (the changes of ``Results/observe(keyPaths:on:_:)``).
     public func observe(on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<LinkingObjects<Element>>) -> Void) -> NotificationToken {
         registerObserver(on: queue, failure: { block(.error($0)) }) { links, _, _ in
             guard let results = links._asResults(Element.self) else {

@@ -100,7 +100,7 @@ extension Realm {
 
 extension RealmError {
     /// The kind of an error in Realm Swift's terms (`RLMError.Code`), for code that compares
-    /// `error.code`: each case of ``RealmError`` and ``StoreError`` maps to the nearest one.
+    /// `error.code`: each case of ``RealmError`` and of the engine's `StoreError` maps to the nearest one.
     public enum Code: Int, Sendable {
         /// Anything without a more specific code.
         case fail = 1
