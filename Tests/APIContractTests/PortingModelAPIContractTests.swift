@@ -74,6 +74,21 @@ final class PortingModelAPIContractTests: PortingStoreTestCase {
         XCTAssertLessThan(first, second, "made later in the same second: sorts after")
     }
 
+    func testRealmIsEmptyAndSchemaNames() throws {
+        let realm = try Realm(configuration: try configuration("is-empty"))
+        XCTAssertTrue(realm.isEmpty)
+        try realm.write {
+            try realm.create(Contact.self, value: ["name": "Ann"] as [String: Any])
+            XCTAssertFalse(realm.isEmpty, "the open write's objects count")
+        }
+        XCTAssertFalse(realm.isEmpty)
+        try realm.write { try realm.deleteAll() }
+        XCTAssertTrue(realm.isEmpty)
+        XCTAssertEqual(realm.schema.objectSchema.map(\.className).sorted(), ["Contact", "Phone"])
+        XCTAssertEqual(realm.schema["Contact"]?.properties.first?.type, .string)
+        XCTAssertEqual(realm.schema["Contact"]?.properties.first?.isPrimary, true)
+    }
+
     func testSharedSchemaDescribesTheClass() throws {
         let schema = try XCTUnwrap(Contact.sharedSchema())
         XCTAssertEqual(schema.className, "Contact")

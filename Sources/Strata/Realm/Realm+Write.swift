@@ -103,6 +103,17 @@ extension Realm {
     /// Whether a write transaction is open.
     public var isInWriteTransaction: Bool { writeState != nil }
 
+    /// Whether the realm holds no objects of any type (Realm Swift's `isEmpty`), counting
+    /// the open write's changes.
+    public var isEmpty: Bool {
+        verifyThread()
+        for type in shared.schema.objectSchemas where !type.isEmbedded {
+            guard let objects = try? dynamicObjects(ofType: type.className) else { continue }
+            if !objects.isEmpty { return false }
+        }
+        return true
+    }
+
     /// Runs `block` in a write transaction and commits it. If `block` throws, everything it
     /// did is rolled back and the error rethrown. Returns what `block` returns.
     ///

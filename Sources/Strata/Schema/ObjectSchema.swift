@@ -172,6 +172,11 @@ public struct PropertySchema: Codable, Sendable, Hashable, CustomStringConvertib
         return base
     }
 
+    /// The stored kind (Realm Swift's name for ``kind``).
+    public var type: PropertyKind { kind }
+    /// Whether this is the primary key (Realm Swift's name for ``isPrimaryKey``).
+    public var isPrimary: Bool { isPrimaryKey }
+
     /// `name: type` plus its flags.
     public var description: String {
         var text = "\(name): \(typeDescription)"
@@ -278,6 +283,9 @@ public struct Schema: Codable, Sendable, Hashable {
     public var objectSchemas: [ObjectSchema]
     /// `Realm.Configuration.schemaVersion` when this schema was written.
     public var version: UInt64
+
+    /// The object types (Realm Swift's name for ``objectSchemas``).
+    public var objectSchema: [ObjectSchema] { objectSchemas }
 
     /// Creates a schema.
     public init(objectSchemas: [ObjectSchema], version: UInt64) {
