@@ -135,6 +135,31 @@ final class PortingModelAPIContractTests: PortingStoreTestCase {
         XCTAssertEqual(realm.objects(Contact.self).count, 2)
     }
 
+    func testCollectionsAreHandedOverByReference() throws {
+        let config = try configuration("reference-collections")
+        let realm = try Realm(configuration: config)
+        try realm.write {
+            try realm.create(Contact.self, value: ["name": "Ann", "tags": ["a", "b"], "phones": [["555"]]] as [String: Any])
+        }
+        let ann = try XCTUnwrap(realm.object(ofType: Contact.self, forPrimaryKey: "Ann"))
+        let tags = ThreadSafeReference(to: ann.tags)
+        let phones = ThreadSafeReference(to: ann.phones)
+        let seen = LockedValue<[String]?>(nil)
+        let thread = Thread {
+            guard let other = try? Realm(configuration: config), let list = other.resolve(tags), let phoneList = other.resolve(phones) else { return }
+            seen.set(Array(list) + phoneList.map(\.number))
+        }
+        thread.start()
+        let deadline = Date().addingTimeInterval(10)
+        while seen.get() == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        XCTAssertEqual(seen.get(), ["a", "b", "555"])
+        XCTAssertTrue(tags.isInvalidated)
+
+        let again = ThreadSafeReference(to: ann.tags)
+        try realm.write { try realm.delete(ann) }
+        XCTAssertNil(realm.resolve(again), "the owner was deleted")
+    }
+
     func testThreadSafeReferenceSaysWhenItWasResolved() throws {
         let config = try configuration("reference-invalidated")
         let realm = try Realm(configuration: config)

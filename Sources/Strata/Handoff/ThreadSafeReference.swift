@@ -15,6 +15,8 @@ public struct ThreadSafeReference<Confined>: @unchecked Sendable {
     enum Payload {
         case object(className: String, key: PrimaryKeyValue)
         case results(query: AnyObject)
+        /// A list, set, map or linking objects: its owner and the property's name.
+        case collection(className: String, key: PrimaryKeyValue, property: String)
     }
 
     let payload: Payload
@@ -39,6 +41,38 @@ public struct ThreadSafeReference<Confined>: @unchecked Sendable {
         payload = .object(className: state.bound.className, key: state.primaryKey)
         sequence = state.realm.snapshot.sequence
         storeIdentity = state.realm.shared.identity
+    }
+
+    /// A reference to a managed list (Realm Swift's form): resolved, the same property of
+    /// the same object in the resolving realm.
+    public init<Element>(to list: List<Element>) where Confined == List<Element> {
+        (payload, sequence, storeIdentity) = Self.collectionReference(list)
+    }
+
+    /// A reference to a managed set.
+    public init<Element>(to set: MutableSet<Element>) where Confined == MutableSet<Element> {
+        (payload, sequence, storeIdentity) = Self.collectionReference(set)
+    }
+
+    /// A reference to a managed map.
+    public init<Key, Value>(to map: Map<Key, Value>) where Confined == Map<Key, Value> {
+        (payload, sequence, storeIdentity) = Self.collectionReference(map)
+    }
+
+    /// A reference to linking objects.
+    public init<Element>(to linkingObjects: LinkingObjects<Element>) where Confined == LinkingObjects<Element> {
+        (payload, sequence, storeIdentity) = Self.collectionReference(linkingObjects)
+    }
+
+    private static func collectionReference(_ collection: some FreezableCollection) -> (Payload, UInt64, String) {
+        guard let owner = collection.ownerAndIndex.owner else {
+            preconditionFailure("Cannot construct a reference to an unmanaged collection, which can be passed across threads directly")
+        }
+        precondition(owner.embedding == nil, "Cannot construct a reference to a collection of an embedded object: hand over the object that holds it")
+        owner.realm.verifyThread()
+        let property = owner.bound.schema.properties[collection.ownerAndIndex.index].name
+        return (.collection(className: owner.bound.className, key: owner.primaryKey, property: property),
+                owner.realm.snapshot.sequence, owner.realm.shared.identity)
     }
 
     /// A reference to a results collection (its query; it re-evaluates where it is resolved).
@@ -75,5 +109,24 @@ extension Realm {
         guard case .results(let query) = reference.payload, let typed = query as? ResultsQuery<Element>,
               typed.base?.isPortable ?? true else { return nil }
         return Results(realm: self, query: typed)
+    }
+
+    /// The list `reference` points to in this realm, or nil if its owner was deleted.
+    public func resolve<Element>(_ reference: ThreadSafeReference<List<Element>>) -> List<Element>? { resolveCollection(reference) }
+    /// The set `reference` points to in this realm, or nil if its owner was deleted.
+    public func resolve<Element>(_ reference: ThreadSafeReference<MutableSet<Element>>) -> MutableSet<Element>? { resolveCollection(reference) }
+    /// The map `reference` points to in this realm, or nil if its owner was deleted.
+    public func resolve<Key, Value>(_ reference: ThreadSafeReference<Map<Key, Value>>) -> Map<Key, Value>? { resolveCollection(reference) }
+    /// The linking objects `reference` points to in this realm, or nil if their owner was deleted.
+    public func resolve<Element>(_ reference: ThreadSafeReference<LinkingObjects<Element>>) -> LinkingObjects<Element>? { resolveCollection(reference) }
+
+    private func resolveCollection<C: FreezableCollection>(_ reference: ThreadSafeReference<C>) -> C? {
+        verifyThread()
+        reference.resolved.withLock { $0 = true }
+        guard reference.storeIdentity == shared.identity else { return nil }
+        catchUp(to: reference.sequence)
+        guard case .collection(let className, let key, let property) = reference.payload, let bound = boundType(named: className),
+              let index = bound.schema.index(of: property), let owner = object(bound: bound, key: key.keyBytes)?._state else { return nil }
+        return C.make(owner: owner, index: index)
     }
 }
