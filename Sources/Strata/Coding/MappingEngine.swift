@@ -234,7 +234,9 @@ struct MappingEngine {
     private mutating func identify(_ draft: Draft, weak: Bool, perRoot: Int) throws -> Draft? {
         let mapping = draft.mapping
         guard let identityIndex = mapping.identityIndex else { return nil }
-        guard let identity = draft.fields[identityIndex], identity != .null else {
+        // nil identifies an object only through an optional primary key.
+        let identityProperty = mapping.info.schema.properties[identityIndex]
+        guard let identity = draft.fields[identityIndex], identity != .null || identityProperty.isPrimaryKey && identityProperty.isOptional else {
             let path = path(of: draft)
             throw JSONMappingError.missingPrimaryKey(path: path.isEmpty ? "$" : path, type: mapping.className,
                                                      property: mapping.info.schema.properties[identityIndex].name)
@@ -624,7 +626,8 @@ struct MappingEngine {
         for draft in drafts {
             let bound = try realm.boundType(for: draft.mapping.type)
             guard let identity = draft.identity, draft.mapping.identityIndex == bound.primaryKeyIndex,
-                  let parentKey = PrimaryKeyValue(field: identity)?.keyBytes else { continue }
+                  let parentKey = PrimaryKeyValue(keyField: identity, optional: bound.primaryKeyIndex.map { bound.schema.properties[$0].isOptional } ?? false)?.keyBytes
+            else { continue }
             for (index, link) in draft.links {
                 guard case .one(let child?) = link, child.identity == nil,
                       case .relationship(_, .objectMerge, _)? = draft.mapping.rules.first(where: { $0.index == index })?.kind,
@@ -643,7 +646,7 @@ struct MappingEngine {
         let mapping = draft.mapping
         let bound = try realm.boundType(for: mapping.type)
         if let identity = draft.identity, mapping.identityIndex == bound.primaryKeyIndex {
-            guard let primaryKey = PrimaryKeyValue(field: identity) else {
+            guard let primaryKey = PrimaryKeyValue(keyField: identity, optional: bound.primaryKeyIndex.map { bound.schema.properties[$0].isOptional } ?? false) else {
                 throw JSONMappingError.typeMismatch(path: path(of: draft), expected: "a primary key", found: "\(identity)")
             }
             return primaryKey.keyBytes

@@ -101,6 +101,7 @@ extension JSONValueTransformer {
             case .string(let s): return .string(s)
             case .uuid(let u): return .string(u.uuidString)
             case .objectId(let id): return .string(id.stringValue)
+            case .null: return .null
             }
         })
     }

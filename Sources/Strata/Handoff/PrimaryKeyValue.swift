@@ -21,6 +21,9 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
     case uuid(UUID)
     /// An ``ObjectId`` key.
     case objectId(ObjectId)
+    /// The nil key of an optional primary key (`@Persisted(primaryKey: true) var id: Int?`):
+    /// at most one object of a type has it.
+    case null
 
     /// The key as a plain Swift value (`Int`, `String`, `UUID` or `ObjectId`).
     public var anyValue: any Sendable {
@@ -29,6 +32,7 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case .string(let v): return v
         case .uuid(let v): return v
         case .objectId(let v): return v
+        case .null: return String?.none
         }
     }
 
@@ -39,6 +43,7 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case .string(let v): return "'\(v)'"
         case .uuid(let v): return v.uuidString
         case .objectId(let v): return v.stringValue
+        case .null: return "nil"
         }
     }
 
@@ -60,7 +65,19 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case .string(let v): return .string(v)
         case .uuid(let v): return .uuid(v)
         case .objectId(let v): return .objectId(v)
+        case .null: return .null
         }
+    }
+
+    /// The key a primary-key field stores, nil included when the key is optional; nil when
+    /// the field holds no key (the key is missing).
+    init?(keyField field: FieldValue, optional: Bool) {
+        if field == .null {
+            guard optional else { return nil }
+            self = .null
+            return
+        }
+        self.init(field: field)
     }
 
     /// The key a user passed (`Int`, any integer width, `String`, `UUID`, `ObjectId`, or a `PrimaryKeyValue`).
@@ -68,7 +85,12 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
     init?<T>(any value: T) {
         if T.self == Int.self { self = .int(Int64(unsafeBitCast(value, to: Int.self))); return }
         if T.self == String.self { self = .string(unsafeBitCast(value, to: String.self)); return }
-        switch value as Any {
+        let any = value as Any
+        if let optional = any as? any AnyOptional, optional.flattened == nil {
+            self = .null
+            return
+        }
+        switch any {
         case let v as PrimaryKeyValue: self = v
         case let v as Int: self = .int(Int64(v))
         case let v as Int64: self = .int(v)

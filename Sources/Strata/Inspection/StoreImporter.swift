@@ -192,10 +192,11 @@ public struct StoreImporter {
             let key: [UInt8]
             if let index = type.properties.firstIndex(where: \.isPrimaryKey) {
                 let property = type.properties[index]
-                guard let given = values[index], given != .null else {
+                guard let given = values[index], given != .null || property.isOptional else {
                     throw JSONMappingError.unexpectedShape(path: path + "." + property.name, expected: "the primary key of \(type.className)")
                 }
-                guard let primaryKey = PrimaryKeyValue(field: try field(given, property: property, path: path + "." + property.name)) else {
+                let keyField = given == .null ? FieldValue.null : try field(given, property: property, path: path + "." + property.name)
+                guard let primaryKey = PrimaryKeyValue(keyField: keyField, optional: property.isOptional) else {
                     throw JSONMappingError.unexpectedShape(path: path + "." + property.name, expected: "a primary key (an integer, a string or a UUID)")
                 }
                 key = primaryKey.keyBytes

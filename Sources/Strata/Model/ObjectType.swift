@@ -55,7 +55,7 @@ final class ObjectType: @unchecked Sendable {
             throw RealmError.invalidSchema("\(className) declares more than one primary key: \(keys.map(\.name).joined(separator: ", "))")
         }
         if let key = keys.first {
-            guard !key.isList, !key.isMap, !key.isOptional, Schema.primaryKeyKinds.contains(key.kind) else {
+            guard !key.isList, !key.isMap, Schema.primaryKeyKinds.contains(key.kind) else {
                 throw RealmError.invalidSchema("\(className).\(key.name): a primary key must be Int, Int8/16/32/64, String, UUID or ObjectId, not \(key.typeDescription)")
             }
         }

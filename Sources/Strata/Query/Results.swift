@@ -505,7 +505,8 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     private func candidateKeys(in realm: Realm, pending: [RowKey: PendingRow]) -> [[UInt8]]? {
         guard let term = indexTerm else { return nil }
         if term.propertyIndex == bound.primaryKeyIndex {
-            return PrimaryKeyValue(field: term.value).map { [$0.keyBytes] } ?? []
+            let optional = bound.schema.properties[term.propertyIndex].isOptional
+            return PrimaryKeyValue(keyField: term.value, optional: optional).map { [$0.keyBytes] } ?? []
         }
         var keys = (try? SecondaryIndex.lookup(table: bound.indexTable(term.propertyIndex), value: term.value) { table, key in
             try realm.snapshot.get(table: table, key: key)

@@ -532,7 +532,8 @@ extension Realm {
     /// An unmanaged object's engine key: its primary key, or a new hidden id.
     private func newKey(of object: Object, bound: BoundType, write: WriteState) throws -> [UInt8] {
         guard let index = bound.primaryKeyIndex else { return PrimaryKeyValue.int(try write.nextHiddenID(bound)).keyBytes }
-        guard case .value(let field) = object._slots[index], let value = PrimaryKeyValue(field: field) else {
+        guard case .value(let field) = object._slots[index],
+              let value = PrimaryKeyValue(keyField: field, optional: bound.schema.properties[index].isOptional) else {
             throw RealmError.missingPrimaryKey(type: bound.className, property: bound.schema.properties[index].name)
         }
         return value.keyBytes
@@ -663,8 +664,13 @@ extension Realm {
         let property = bound.schema.properties[index]
         let field: FieldValue
         if let given = values[property.name] {
-            guard let raw = given else { throw RealmError.missingPrimaryKey(type: bound.className, property: property.name) }
-            field = try FieldValue.converting(raw, to: property, context: "\(bound.className).\(property.name)")
+            if FieldValue.unwrap(given) == nil {
+                // nil is a key only of an optional primary key.
+                guard property.isOptional else { throw RealmError.missingPrimaryKey(type: bound.className, property: property.name) }
+                field = .null
+            } else {
+                field = try FieldValue.converting(given, to: property, context: "\(bound.className).\(property.name)")
+            }
         } else {
             // Not given: the property's initial value in a new object, as Realm does (a
             // fresh ObjectId for an ObjectId key declared without one).
@@ -673,7 +679,7 @@ extension Realm {
             }
             field = initial
         }
-        guard let primaryKey = PrimaryKeyValue(field: field) else {
+        guard let primaryKey = PrimaryKeyValue(keyField: field, optional: property.isOptional) else {
             throw RealmError.missingPrimaryKey(type: bound.className, property: property.name)
         }
         return primaryKey.keyBytes

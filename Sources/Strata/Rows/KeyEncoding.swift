@@ -33,6 +33,8 @@ extension PrimaryKeyValue {
             return bytes
         case .objectId(let id):
             return [0x6F] + id.bytes
+        case .null:
+            return [0x00]
         }
     }
 
@@ -77,6 +79,8 @@ extension PrimaryKeyValue {
             self = .uuid(UUID(uuid: raw))
         case 0x6F where bytes.count == 13:
             self = .objectId(ObjectId(bytes: payload)!)
+        case 0x00 where bytes.count == 1:
+            self = .null
         default: return nil
         }
     }

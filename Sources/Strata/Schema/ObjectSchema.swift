@@ -265,7 +265,7 @@ public struct ObjectSchema: Codable, Sendable, Hashable, CustomStringConvertible
             if property.isPrimaryKey {
                 keys += 1
                 guard keys == 1 else { return "\(name) has more than one primary key" }
-                guard !property.isList, !property.isMap, !property.isOptional, Schema.primaryKeyKinds.contains(property.kind) else {
+                guard !property.isList, !property.isMap, Schema.primaryKeyKinds.contains(property.kind) else {
                     return "\(path) cannot be a primary key: \(property.typeDescription)"
                 }
             }
