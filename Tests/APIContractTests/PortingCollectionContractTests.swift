@@ -264,4 +264,21 @@ final class PortingKeyPathObservationContractTests: PortingStoreTestCase {
         XCTAssertEqual(inserted, [1])
         XCTAssertEqual(modifiedWithInsert, [])
     }
+
+    func testAListsKeyPathsLimitTheLinkedChangesReported() throws {
+        let realm = try Realm(configuration: try configuration("list-keypaths"))
+        try realm.write {
+            try realm.create(Contact.self, value: ["name": "Ann", "phones": [["555"]]] as [String: Any])
+        }
+        let ann = try XCTUnwrap(realm.object(ofType: Contact.self, forPrimaryKey: "Ann"))
+        var numbers: [RealmCollectionChange<List<Phone>>] = []
+        var nothing: [RealmCollectionChange<List<Phone>>] = []
+        let watching = ann.phones.observe(keyPaths: ["number"]) { numbers.append($0) }
+        let ignoring = ann.phones.observe(keyPaths: ["missing"]) { nothing.append($0) }
+        defer { [watching, ignoring].forEach { $0.invalidate() } }
+        try realm.write { ann.phones[0].number = "556" }
+        XCTAssertEqual([numbers.count, nothing.count], [2, 1], "a linked phone's number changed: only the watcher of number hears it")
+        try realm.write { ann.phones.append({ let p = Phone(); p.number = "557"; return p }()) }
+        XCTAssertEqual([numbers.count, nothing.count], [3, 2], "an insertion is always reported")
+    }
 }

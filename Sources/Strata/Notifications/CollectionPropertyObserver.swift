@@ -48,6 +48,8 @@ final class CollectionPropertyObserver: RealmObserver {
     /// The type the elements link to (lists, sets and maps of objects).
     private let linkTarget: BoundType?
     private var reported: ObservedContents
+    /// The linked objects' properties whose changes count (nil: all).
+    private let watched: WatchedProperties?
     /// Called with the changes (positions for lists and sets; keys for maps, as strings).
     private let report: (_ realm: Realm, _ owner: ObjectState?, _ change: Change) -> Void
 
@@ -56,7 +58,7 @@ final class CollectionPropertyObserver: RealmObserver {
         case keys(deletions: [String], insertions: [String], modifications: [String])
     }
 
-    init(token: NotificationToken, owner: ObjectState, index: Int,
+    init(token: NotificationToken, owner: ObjectState, index: Int, keyPaths: [String]? = nil,
          report: @escaping (_ realm: Realm, _ owner: ObjectState?, _ change: Change) -> Void) {
         self.token = token
         bound = owner.bound
@@ -64,6 +66,7 @@ final class CollectionPropertyObserver: RealmObserver {
         self.index = index
         let property = owner.bound.schema.properties[index]
         linkTarget = property.kind == .object ? property.objectClassName.flatMap(owner.realm.boundTypeOrDynamic(named:)) : nil
+        watched = linkTarget.flatMap { target in keyPaths.map { WatchedProperties($0, schema: target.schema) } }
         reported = ObservedContents.read(owner.field(index), linkTarget: linkTarget, in: owner.realm)
         self.report = report
     }
@@ -91,10 +94,12 @@ final class CollectionPropertyObserver: RealmObserver {
         }
     }
 
-    /// Whether the object `element` links to was changed by the commit.
+    /// Whether the object `element` links to was changed by the commit (in a watched
+    /// property, when `keyPaths` were given).
     private func linkedObjectChanged(_ element: FieldValue?, _ targetChanges: TableChanges?) -> Bool {
-        guard let targetChanges, case .link(let target)? = element else { return false }
-        return targetChanges.modified[ObjectKey(target)] != nil
+        guard let targetChanges, case .link(let target)? = element,
+              let changed = targetChanges.modified[ObjectKey(target)] else { return false }
+        return watched?.intersects(changed) ?? true
     }
 
     private func diff(from old: ObservedContents, to new: ObservedContents, targetChanges: TableChanges?) -> Change {
@@ -178,12 +183,12 @@ extension FreezableCollection {
 
     /// Observes the collection as a field of its owner: `deliver` gets the collection in the
     /// observing realm and the change.
-    func observeField(on queue: DispatchQueue?, failure: @escaping (any Error) -> Void,
+    func observeField(keyPaths: [String]?, on queue: DispatchQueue?, failure: @escaping (any Error) -> Void,
                       initial: @escaping (Self) -> Void,
                       update: @escaping (Self?, CollectionPropertyObserver.Change) -> Void) -> NotificationToken {
         registerObserver(on: queue, failure: failure) { collection, owner, index in
             let token = NotificationToken()
-            owner.realm.observers.add(CollectionPropertyObserver(token: token, owner: owner, index: index) { _, state, change in
+            owner.realm.observers.add(CollectionPropertyObserver(token: token, owner: owner, index: index, keyPaths: keyPaths) { _, state, change in
                 update(state.map { Self.make(owner: $0, index: index) }, change)
             })
             initial(collection)
@@ -194,8 +199,8 @@ extension FreezableCollection {
 
 extension FreezableCollection {
     /// `observeField` for a list or a set: changes by position.
-    func observePositions(on queue: DispatchQueue?, empty: Self, _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken {
-        observeField(on: queue, failure: { block(.error($0)) }, initial: { block(.initial($0)) }) { collection, change in
+    func observePositions(keyPaths: [String]?, on queue: DispatchQueue?, empty: Self, _ block: @escaping (RealmCollectionChange<Self>) -> Void) -> NotificationToken {
+        observeField(keyPaths: keyPaths, on: queue, failure: { block(.error($0)) }, initial: { block(.initial($0)) }) { collection, change in
             guard case .positions(let deletions, let insertions, let modifications) = change else { return }
             block(.update(collection ?? empty, deletions: deletions, insertions: insertions, modifications: modifications))
         }
@@ -207,27 +212,33 @@ extension List {
     /// the list: positions removed (old), added and modified (new), as Realm Swift reports
     /// them — a replaced element is a modification, as is a linked object that changed. With
     /// a `queue`, the observation runs on a realm confined to it. When the owning object is
-    /// deleted, every element is reported removed and the observation ends.
-    public func observe(on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
-        observePositions(on: queue, empty: List(), block)
+    /// deleted, every element is reported removed and the observation ends. `keyPaths`
+    /// (Realm Swift's parameter) limits the linked objects' changes that count to those
+    /// properties; insertions, removals and replacements always count.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<List<Element>>) -> Void) -> NotificationToken {
+        observePositions(keyPaths: keyPaths, on: queue, empty: List(), block)
     }
 }
 
 extension MutableSet {
     /// Calls `block` with `.initial` now, then with `.update` after each commit that changes
-    /// the set, by position (see ``List/observe(on:_:)``).
-    public func observe(on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
-        observePositions(on: queue, empty: MutableSet(), block)
+    /// the set, by position (see ``List/observe(keyPaths:on:_:)``).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<MutableSet<Element>>) -> Void) -> NotificationToken {
+        observePositions(keyPaths: keyPaths, on: queue, empty: MutableSet(), block)
     }
 }
 
 extension Map {
     /// Calls `block` with `.initial` now, then with `.update` after each commit that changes
     /// the map: the keys removed, added, and whose value changed (Realm Swift's
-    /// `RealmMapChange`). With a `queue`, the observation runs on a realm confined to it.
-    public func observe(on queue: DispatchQueue? = nil, _ block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void) -> NotificationToken {
+    /// `RealmMapChange`). With a `queue`, the observation runs on a realm confined to it;
+    /// `keyPaths` as for ``List/observe(keyPaths:on:_:)``.
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmMapChange<Map<Key, Value>>) -> Void) -> NotificationToken {
         let empty = Map<Key, Value>()
-        return observeField(on: queue, failure: { block(.error($0)) }, initial: { block(.initial($0)) }) { map, change in
+        return observeField(keyPaths: keyPaths, on: queue, failure: { block(.error($0)) }, initial: { block(.initial($0)) }) { map, change in
             guard case .keys(let deletions, let insertions, let modifications) = change else { return }
             block(.update(map ?? empty, deletions: deletions, insertions: insertions, modifications: modifications))
         }
@@ -236,13 +247,15 @@ extension Map {
 
 extension LinkingObjects {
     /// Calls `block` with `.initial` now, then with `.update` after each commit that changes
-    /// which objects link here, or one of them (the changes of ``Results/observe(keyPaths:on:_:)``).
-    public func observe(on queue: DispatchQueue? = nil, _ block: @escaping (RealmCollectionChange<LinkingObjects<Element>>) -> Void) -> NotificationToken {
+    /// which objects link here, or one of them (the changes of ``Results/observe(keyPaths:on:_:)``,
+    /// `keyPaths` included).
+    public func observe(keyPaths: [String]? = nil, on queue: DispatchQueue? = nil,
+                        _ block: @escaping (RealmCollectionChange<LinkingObjects<Element>>) -> Void) -> NotificationToken {
         registerObserver(on: queue, failure: { block(.error($0)) }) { links, _, _ in
             guard let results = links._asResults(Element.self) else {
                 preconditionFailure("Only managed linking objects can be observed")
             }
-            return results.observe { change in
+            return results.observe(keyPaths: keyPaths) { change in
                 switch change {
                 case .initial: block(.initial(links))
                 case .update(_, let deletions, let insertions, let modifications):
