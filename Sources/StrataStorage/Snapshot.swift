@@ -156,16 +156,24 @@ public struct Snapshot: Sendable {
     ///
     /// - Throws: ``StoreError/invalidArgument(_:)`` when `destination` already holds files;
     ///   the errors of reading a damaged record (the copy stops: a copy is never silently
-    ///   short) and of writing the new store.
+    ///   short) and of writing the new store. A copy that stops leaves no files behind.
     public func writeCopy(into destination: URL, options: StoreOptions = StoreOptions()) throws -> Int {
         let path = destination.standardizedFileURL.path
-        if let existing = try? options.fileSystem.listDirectory(path), !existing.isEmpty {
+        let existing = try? options.fileSystem.listDirectory(path)
+        if let existing, !existing.isEmpty {
             throw StoreError.invalidArgument("\(destination.path) already holds files; a copy is written into a new directory")
         }
-        return try Store.writeNewStore(into: destination, options: options) { put in
-            for table in tables {
-                try scan(table: table) { key, value in try put(table, key, value) }
+        do {
+            return try Store.writeNewStore(into: destination, options: options) { put in
+                for table in tables {
+                    try scan(table: table) { key, value in try put(table, key, value) }
+                }
             }
+        } catch {
+            // A copy that stopped is no copy: remove what it wrote (the directory was new or empty).
+            for name in (try? options.fileSystem.listDirectory(path)) ?? [] { try? options.fileSystem.remove(path + "/" + name) }
+            if existing == nil { try? FileManager.default.removeItem(atPath: path) }
+            throw error
         }
     }
 }

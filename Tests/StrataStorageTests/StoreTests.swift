@@ -486,4 +486,45 @@ final class StoreTests: XCTestCase {
         }
         try stays.close()
     }
+
+    /// `Snapshot.writeCopy`: every record into a new store, which opens with the same
+    /// contents; a copy that meets a damaged record stops and leaves no files behind.
+    func testWriteCopyCopiesEverythingOrLeavesNothing() throws {
+        let dir = TemporaryDirectory("write-copy")
+        var expected: [[UInt8]: [UInt8]] = [:]
+        do {
+            let store = try Store(directory: dir.url, options: StoreOptions())
+            try store.write { txn in
+                for i in 0 ..< 40 {
+                    try txn.put(table: 1, key: key(i), value: value(UInt64(i), length: 120))
+                    expected[key(i)] = value(UInt64(i), length: 120)
+                }
+            }
+            try store.write { try $0.delete(table: 1, key: key(3)) }
+            expected[key(3)] = nil
+            let copyDir = TemporaryDirectory("write-copy-good")
+            XCTAssertEqual(try store.snapshot().writeCopy(into: copyDir.url), 39)
+            let copy = try Store(directory: copyDir.url, options: StoreOptions())
+            XCTAssertEqual(try contents(of: copy.snapshot()), [1: expected])
+            try copy.close()
+            XCTAssertThrowsError(try store.snapshot().writeCopy(into: copyDir.url)) { error in
+                guard case StoreError.invalidArgument(let reason) = error else { return XCTFail("\(error)") }
+                XCTAssertTrue(reason.contains("already holds files"), reason)
+            }
+            try store.close()
+        }
+        // Damage the first record's value; the hint lets the store open without reading it.
+        let segmentURL = dir.url.appendingPathComponent(segmentName(1))
+        var damaged = try Data(contentsOf: segmentURL)
+        damaged[SegmentHeader.size + 60] ^= 0xFF
+        try damaged.write(to: segmentURL)
+        let store = try Store(directory: dir.url, options: StoreOptions())
+        defer { try? store.close() }
+        let target = TemporaryDirectory("write-copy-bad")
+        let destination = target.url.appendingPathComponent("copy")
+        XCTAssertThrowsError(try store.snapshot().writeCopy(into: destination)) { error in
+            guard case StoreError.corrupted(segmentName(1), _, _) = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path), "a copy that stopped leaves nothing")
+    }
 }

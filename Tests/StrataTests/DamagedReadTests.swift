@@ -8,7 +8,28 @@ import XCTest
 @testable import Strata
 @testable import StrataStorage
 
+/// An `AnyRealmValue` property, for a mixed link naming a table no type has.
+final class MixedHolder: Object {
+    @Persisted(primaryKey: true) var id: Int = 0
+    @Persisted var value: AnyRealmValue
+}
+
 final class DamagedReadTests: RealmTestCase {
+    /// A link held in an AnyRealmValue names its target's table number, read from the row:
+    /// a number no type has (the largest, which would overflow the table arithmetic) reads
+    /// as `.none`, as a deleted target does.
+    func testAMixedLinkToATableNumberNoTypeHasReadsAsNone() throws {
+        let realm = try openRealm(types: [MixedHolder.self])
+        try realm.write { try realm.add({ let h = MixedHolder(); h.id = 1; h.value = .int(3); return h }()) }
+        let table = StoreLayout.objectTable(try XCTUnwrap(realm.schema["MixedHolder"]).tableNumber)
+        for tableNumber in [UInt32.max, 4_000] {
+            let row = RowFormat.encode([.int(1), .link(MixedLink.encode(table: tableNumber, key: PrimaryKeyValue.int(1).keyBytes))])
+            try realm.store.write { try $0.put(table: table, key: PrimaryKeyValue.int(1).keyBytes, value: row) }
+            realm.refresh()
+            XCTAssertEqual(realm.object(ofType: MixedHolder.self, forPrimaryKey: 1)?.value, AnyRealmValue.none, "table \(tableNumber)")
+        }
+    }
+
     /// A row that does not decode (its record's checksum is fine): written as raw garbage
     /// through the engine, as a buggy or hostile writer could.
     func testARowThatDoesNotDecodeIsReportedNotTrapped() throws {

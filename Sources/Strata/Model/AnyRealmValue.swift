@@ -203,10 +203,10 @@ extension Realm {
 
     /// The object a mixed link points to, or nil when it is gone or its type is unknown here.
     func mixedObject(_ bytes: [UInt8]) -> Object? {
-        guard let (tableNumber, key) = MixedLink.decode(bytes) else { return nil }
-        guard let bound = boundType(table: StoreLayout.objectTable(tableNumber))
-                ?? shared.schema.objectSchemas.first(where: { $0.tableNumber == tableNumber }).flatMap({ try? dynamicBoundType($0.className) })
-        else { return nil }
+        // The table number comes from the row: looked up among the schema's, never computed with.
+        guard let (tableNumber, key) = MixedLink.decode(bytes),
+              let type = shared.schema.objectSchemas.first(where: { $0.tableNumber == tableNumber && !$0.isEmbedded }),
+              let bound = boundType(named: type.className) ?? (try? dynamicBoundType(type.className)) else { return nil }
         return object(bound: bound, key: key)
     }
 }
