@@ -86,10 +86,6 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         if T.self == Int.self { self = .int(Int64(unsafeBitCast(value, to: Int.self))); return }
         if T.self == String.self { self = .string(unsafeBitCast(value, to: String.self)); return }
         let any = value as Any
-        if let optional = any as? any AnyOptional, optional.flattened == nil {
-            self = .null
-            return
-        }
         switch any {
         case let v as PrimaryKeyValue: self = v
         case let v as Int: self = .int(Int64(v))
@@ -100,7 +96,10 @@ public enum PrimaryKeyValue: Sendable, Hashable, Codable, CustomStringConvertibl
         case let v as String: self = .string(v)
         case let v as UUID: self = .uuid(v)
         case let v as ObjectId: self = .objectId(v)
-        default: return nil
+        default:
+            // nil (an optional key's `.none`): the key of an optional primary key.
+            guard let optional = any as? any AnyOptional, optional.flattened == nil else { return nil }
+            self = .null
         }
     }
 }

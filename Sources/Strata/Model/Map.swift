@@ -238,11 +238,7 @@ public final class Map<Key: _MapKey, Value: _PersistableValue>: _ListBase, Seque
     /// The entries a plain value holds (a dictionary or another map), checked.
     private static func entries(from value: Any?, property: String, realm: Realm?) throws -> [String: Value] {
         guard let value = FieldValue.unwrap(value) else { return [:] }
-        let items: [String: Any?]
-        if let map = value as? _ListBase, let plain = map._anyValue as? [String: Any?] { items = plain }
-        else if let dictionary = value as? [String: Any?] { items = dictionary }
-        else if let dictionary = value as? [String: Any] { items = dictionary.mapValues { $0 } }
-        else { throw RealmError.invalidValue("\(property) is a map; got \(type(of: value))") }
+        let items = try FieldValue.entries(of: value, context: property)
         var entries: [String: Value] = [:]
         for (key, item) in items {
             try MapKeyRule.check(key, context: property)

@@ -715,11 +715,7 @@ extension Realm {
         }
         if property.isMap {
             guard let value = FieldValue.unwrap(value) else { return .map([:]) }
-            let entries: [String: Any?]
-            if let map = value as? _ListBase, let plain = map._anyValue as? [String: Any?] { entries = plain }
-            else if let dictionary = value as? [String: Any?] { entries = dictionary }
-            else if let dictionary = value as? [String: Any] { entries = dictionary.mapValues { $0 } }
-            else { throw RealmError.invalidValue("\(context) is a map; got \(Swift.type(of: value))") }
+            let entries = try FieldValue.entries(of: value, context: context)
             var fields: [String: FieldValue] = [:]
             for (key, item) in entries {
                 try MapKeyRule.check(key, context: context)

@@ -31,11 +31,7 @@ extension FieldValue {
     private static func convertingMap(_ value: Any?, to property: PropertySchema, context: String, lenient: Bool) throws -> FieldValue {
         guard let value = unwrap(value) else { return .map([:]) }
         if let field = value as? FieldValue, case .map = field { return field }
-        let items: [String: Any?]
-        if let map = value as? _ListBase, let plain = map._anyValue as? [String: Any?] { items = plain }
-        else if let dictionary = value as? [String: Any?] { items = dictionary }
-        else if let dictionary = value as? [String: Any] { items = dictionary.mapValues { $0 } }
-        else { throw RealmError.invalidValue("\(context) is a map; got \(type(of: value))") }
+        let items = try entries(of: value, context: context)
         var element = property
         element.isMap = false
         var entries: [String: FieldValue] = [:]
@@ -173,6 +169,15 @@ extension FieldValue {
         if let array = value as? [Any?] { return array }
         if let array = value as? [Any] { return array.map { $0 } }
         throw RealmError.invalidValue("\(context()); got \(type(of: value))")
+    }
+
+    /// The entries of a plain map value (a dictionary, or a `Map`), or an error saying
+    /// `context` is a map and what was given instead.
+    static func entries(of value: Any, context: @autoclosure () -> String) throws -> [String: Any?] {
+        if let map = value as? _ListBase, let plain = map._anyValue as? [String: Any?] { return plain }
+        if let dictionary = value as? [String: Any?] { return dictionary }
+        if let dictionary = value as? [String: Any] { return dictionary.mapValues { $0 } }
+        throw RealmError.invalidValue("\(context()) is a map; got \(type(of: value))")
     }
 
     /// nil for nil, `Optional.none` inside `Any`, and NSNull.
