@@ -156,6 +156,11 @@ public final class Store: @unchecked Sendable {
     /// data"). Compaction and close wait for it (`waitForSealedHints`).
     let sealedHints = DispatchQueue(label: "strata.sealed-hints")
     var lastAppendedSequence: UInt64
+    /// What the index image on disk covers when the store was opened from it: close writes
+    /// a new image only if the store has moved on since.
+    let openedImageCoverage: IndexImage.Coverage?
+    /// The key of the index's hash (IndexHash.swift), fixed from open to close.
+    let indexSeed: UInt64
 
     // Guarded by `fileNumbers`: the next number for a new segment file (log or compacted).
     let fileNumbers: Locked<UInt32>
@@ -237,6 +242,8 @@ public final class Store: @unchecked Sendable {
         activeWriter = RecordWriter(cipher: recovered.activeCipher)
         activeHint = recovered.activeHint
         lastAppendedSequence = recovered.directory.sequence
+        openedImageCoverage = recovered.imageCoverage
+        indexSeed = recovered.directory.seed
         fileNumbers = Locked(recovered.nextFileNumber)
         manifestLock = Locked(recovered.manifest)
         syncedSequence = recovered.directory.sequence
@@ -428,6 +435,7 @@ public final class Store: @unchecked Sendable {
                 // Committers still waiting for a sync may now return: their commits are on disk.
                 markDurable(sequence: lastAppendedSequence, end: (activeID, activeSize))
                 writeActivePrefixHint()
+                writeIndexImage()
                 try writeCleanShutdownMarker()
             } catch {
                 closeError = error
@@ -452,6 +460,31 @@ public final class Store: @unchecked Sendable {
               let hint = activeHint.hintFile(segmentID: activeID, segmentLength: activeSize, lastSequence: lastAppendedSequence,
                                              rawValueBytes: space.rawValueBytes, storedValueBytes: space.storedValueBytes) else { return }
         try? Store.writeHint(path: path, id: activeID, bytes: hint, cipher: storeCipher, fileSystem: fileSystem)
+    }
+
+    /// The index as an image (IndexImage.swift), so the next open maps it instead of
+    /// rebuilding it from the hints. A cache, like a hint: not synced, checked at open, and
+    /// a failure to write it costs only a slower next open. None in an encrypted store.
+    private func writeIndexImage() {
+        guard storeCipher == nil else { return }
+        // A compaction stopped between publishing its outputs and switching the index to
+        // them leaves the index pointing into inputs MANIFEST no longer lists: no image then
+        // (and none of before, which the outputs would contradict only by their numbers).
+        guard Set(manifestLock.withLock { $0.entries.keys }) == Set(writerSpace.keys) else {
+            try? fileSystem.remove(path + "/" + IndexImage.fileName)
+            return
+        }
+        let coverage = IndexImage.Coverage(
+            segments: writerSpace.keys.sorted().map { id in
+                let space = writerSpace[id]!
+                return IndexImage.CoveredSegment(id: id, wasActive: !space.sealed, length: space.sealed ? space.diskBytes : activeSize,
+                                                 rawValueBytes: space.rawValueBytes, storedValueBytes: space.storedValueBytes,
+                                                 liveBytes: space.liveBytes)
+            },
+            sequence: lastAppendedSequence)
+        if coverage == openedImageCoverage { return }   // the image on disk is this index
+        let bytes = IndexImage.encode(tables: writerDirectory.tables, seed: writerDirectory.seed, coverage: coverage)
+        try? Store.writeFileAtomically(directory: path, name: IndexImage.fileName, bytes: bytes, fileSystem: fileSystem, durable: false)
     }
 
     private func writeCleanShutdownMarker() throws {

@@ -17,7 +17,7 @@ final class HashIndexTests: XCTestCase {
 
     func testRandomOperationsAndFrozenCopies() {
         var rng = SplitMix64(seed: baseSeed &+ 11)
-        var index = HashIndex()
+        var index = HashIndex(seed: rng.next())
         var model: [IndexKey: Location] = [:]
         var copies: [(HashIndex, [IndexKey: Location])] = []
         for step in 0 ..< 40_000 * TestEnvironment.fuzzScale {
@@ -50,7 +50,7 @@ final class HashIndexTests: XCTestCase {
 
     func testPagesSplitAndStayCorrect() {
         // Enough keys that pages under the root fill up and split into branches.
-        var index = HashIndex()
+        var index = HashIndex(seed: baseSeed)
         let count = 300_000
         for n in 0 ..< count { index.update(makeKey(n), to: location(n, 1)) }
         let snapshot = index
@@ -79,7 +79,8 @@ final class HashIndexTests: XCTestCase {
         // 450k keys in one table: ~1,200 live per root child, more than a page holds.
         for keys in [1, 40, 5_000, 450_000] {
             let tables = UInt64(keys > 100_000 ? 1 : 3)
-            var builder = IndexBuilder()
+            let seed = rng.next()
+            var builder = IndexBuilder(seed: seed)
             var incremental: [UInt32: HashIndex] = [:]
             for step in 0 ..< keys * 2 {
                 let n = Int(rng.next() % UInt64(keys)), table = UInt32(rng.next() % tables)
@@ -89,7 +90,7 @@ final class HashIndexTests: XCTestCase {
                 makeKey(n).withBytes { bytes in
                     builder.add(ScannedEntry(kind: kind, table: table, key: bytes, location: loc, sequence: UInt64(step)))
                 }
-                if delete { incremental[table]?.remove(makeKey(n)) } else { incremental[table, default: HashIndex()].update(makeKey(n), to: loc) }
+                if delete { incremental[table]?.remove(makeKey(n)) } else { incremental[table, default: HashIndex(seed: seed)].update(makeKey(n), to: loc) }
             }
             let built = builder.build()
             var expectedLive: [UInt32: Int] = [:]
@@ -102,7 +103,7 @@ final class HashIndexTests: XCTestCase {
                 XCTAssertNil(built.tables[table]?.checkInvariants(), "table \(table), \(keys) keys")
                 for location in expected.values { expectedLive[location.segment, default: 0] += Int(location.size) }
                 // The built index takes later writes like any other.
-                var index = built.tables[table] ?? HashIndex()
+                var index = built.tables[table] ?? HashIndex(seed: seed)
                 for n in 0 ..< min(keys, 500) { index.update(makeKey(n), to: location(n, 99)) }
                 XCTAssertNil(index.checkInvariants())
             }

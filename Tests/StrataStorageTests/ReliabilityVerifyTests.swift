@@ -35,6 +35,8 @@ final class ReliabilityVerifyTests: XCTestCase {
                                    storedValueBytes: contents.storedValueBytes)
         }
         try Data(rewritten).write(to: hintURL)
+        // Without the index image close wrote, so that the open reads the hints.
+        try FileManager.default.removeItem(atPath: dir.path + "/" + IndexImage.fileName)
         var readOnly = StoreOptions()
         readOnly.readOnly = true
         let store = try Store(directory: dir.url, options: readOnly)

@@ -182,6 +182,8 @@ final class StoreTests: XCTestCase {
         XCTAssertGreaterThan(stats.deadBytes, 0)
         // Damaged or missing hints fall back to scanning, with the same result.
         try store.close()
+        // Without the index image close wrote, so that the open reads the hints.
+        try FileManager.default.removeItem(atPath: dir.path + "/" + IndexImage.fileName)
         let hintFiles = names.filter { $0.hasSuffix(".hint") }.sorted()
         try FileManager.default.removeItem(atPath: dir.path + "/" + hintFiles[0])
         var damaged = try Data(contentsOf: URL(fileURLWithPath: dir.path + "/" + hintFiles[1]))

@@ -23,6 +23,15 @@ struct ActiveHint {
         self.limit = limit
     }
 
+    /// A log whose entries so far were never recorded (an open that took them from the index
+    /// image): no hint can be made of it, so the seal scans the segment and close writes
+    /// no prefix hint — an empty one would claim the segment's records were none.
+    static func dropped() -> ActiveHint {
+        var hint = ActiveHint(limit: 0)
+        hint.overflowed = true
+        return hint
+    }
+
     /// Where the log stands: ``truncate(to:)`` goes back to it.
     struct Mark {
         fileprivate var count: Int

@@ -498,7 +498,7 @@ extension Store {
                 let location = try append(entry, to: current!)
                 if entry.kind == .put {
                     switches.append(PendingSwitch(table: entry.table, key: key, old: entry.location, new: location,
-                                                  tag: HashIndex.tag(HashIndex.hash(key))))
+                                                  tag: HashIndex.tag(key, seed: indexSeed)))
                     report.recordsCopied += 1
                 }
                 copied += 1

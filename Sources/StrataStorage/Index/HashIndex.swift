@@ -23,8 +23,9 @@ final class KeyBox: @unchecked Sendable {
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 }
 
-/// One slot of a page: the key (inline, or a retained KeyBox), where its record is, and
-/// the upper 32 bits of its hash as a tag (0 = empty).
+/// One slot of a page: the key (inline, a retained KeyBox, or bytes in the index image it
+/// was loaded from), where its record is, and the upper 32 bits of its hash as a tag (0 =
+/// empty). The layout is also the index image's (IndexImage.swift): 32 bytes, native order.
 struct IndexSlot {
     var k0: UInt64
     var k1: UInt64
@@ -35,26 +36,40 @@ struct IndexSlot {
 
     /// For boxed keys the top byte of `k1` is 0xFF and `k0` holds the box's address.
     static let boxedMarker: UInt64 = 0xFF << 56
+    /// For keys in an index image the top byte of `k1` is 0xFE, its low 32 bits the key's
+    /// length, and `k0` the offset of its bytes from the image's start. (An inline key's
+    /// top byte is its length, at most 15.)
+    static let mappedMarker: UInt64 = 0xFE << 56
 
-    var isBoxed: Bool { k1 & (0xFF << 56) == IndexSlot.boxedMarker }
+    var isInline: Bool { k1 >> 56 <= UInt64(IndexKey.inlineCapacity) }
+    var isBoxed: Bool { k1 >> 56 == 0xFF }
+    var isMapped: Bool { k1 >> 56 == 0xFE }
     var box: KeyBox { Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(k0))!).takeUnretainedValue() }
     var location: Location { Location(segment: segment, offset: offset, size: size) }
 
-    func matches(_ key: IndexKey) -> Bool {
-        if isBoxed {
-            return key.isHeap && key.withBytes { bytes in box.bytes.withUnsafeBytes { $0.elementsEqual(bytes) } }
-        }
-        return !key.isHeap && key.inlineWords == (k0, k1)
+    /// Calls `body` with the bytes of a key that is not inline: its box's, or those in the
+    /// image starting at `image` (checked in bounds when the image was loaded).
+    @inline(__always)
+    func withLongKey<R>(image: UnsafeRawPointer?, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        if isBoxed { return box.bytes.withUnsafeBytes(body) }
+        return body(UnsafeRawBufferPointer(start: image! + Int(k0), count: Int(truncatingIfNeeded: k1 & 0xFFFF_FFFF)))
     }
 
-    var key: IndexKey {
-        isBoxed ? IndexKey(box.bytes) : IndexKey(inlineWords: (k0, k1))
+    @inline(__always)
+    func matches(_ key: IndexKey, image: UnsafeRawPointer?) -> Bool {
+        // An inline key's words never equal a long key's (their top bytes differ).
+        if !key.isHeap { return key.inlineWords == (k0, k1) }
+        return !isInline && withLongKey(image: image) { stored in key.withBytes { $0.elementsEqual(stored) } }
+    }
+
+    func key(image: UnsafeRawPointer?) -> IndexKey {
+        isInline ? IndexKey(inlineWords: (k0, k1)) : withLongKey(image: image) { IndexKey($0) }
     }
 
     /// Whether `other` holds the same key.
-    func sameKey(as other: IndexSlot) -> Bool {
-        if isBoxed != other.isBoxed { return false }
-        return isBoxed ? box.bytes == other.box.bytes : (k0, k1) == (other.k0, other.k1)
+    func sameKey(as other: IndexSlot, image: UnsafeRawPointer?) -> Bool {
+        if isInline || other.isInline { return (k0, k1) == (other.k0, other.k1) }
+        return withLongKey(image: image) { mine in other.withLongKey(image: image) { mine.elementsEqual($0) } }
     }
 
     /// Gives up this slot's reference to its key box (a slot dropped without a page).
@@ -72,6 +87,9 @@ final class IndexNode: @unchecked Sendable {
     var children: ContiguousArray<IndexNode?>
     /// Leaf: the slot array (nil for branches).
     var slots: UnsafeMutablePointer<IndexSlot>?
+    /// False for a page whose slots lie in a read-only index image: a writer copies it
+    /// before any change, however uniquely it holds it, and it frees nothing.
+    let ownsSlots: Bool
     var capacity: Int
     var count: Int
     /// Branches: the lowest tag bit this node routes by. Pages: the shift a branch would
@@ -123,6 +141,7 @@ final class IndexNode: @unchecked Sendable {
     init(branchAt shift: Int, bits: Int) {
         children = ContiguousArray(repeating: nil, count: 1 << bits)
         slots = nil
+        ownsSlots = true
         capacity = 0
         count = 0
         self.shift = shift
@@ -135,9 +154,22 @@ final class IndexNode: @unchecked Sendable {
         count = 0
         self.shift = shift
         probeBits = shift + IndexNode.branchBits - 1
+        ownsSlots = true
         let storage = UnsafeMutablePointer<IndexSlot>.allocate(capacity: capacity)
         storage.initialize(repeating: IndexSlot(k0: 0, k1: 0, segment: 0, offset: 0, size: 0, tag: 0), count: capacity)
         slots = storage
+    }
+
+    /// A page whose `count` entries lie in `capacity` slots of an index image (checked by
+    /// the image's loader), read in place.
+    init(imagePageAt shift: Int, capacity: Int, count: Int, slots: UnsafePointer<IndexSlot>) {
+        children = []
+        self.capacity = capacity
+        self.count = count
+        self.shift = shift
+        probeBits = shift + IndexNode.branchBits - 1
+        ownsSlots = false
+        self.slots = UnsafeMutablePointer(mutating: slots)
     }
 
     /// A private copy of `other`, for a writer about to change a shared node.
@@ -147,6 +179,7 @@ final class IndexNode: @unchecked Sendable {
         count = other.count
         shift = other.shift
         probeBits = other.probeBits
+        ownsSlots = true
         if let source = other.slots {
             let storage = UnsafeMutablePointer<IndexSlot>.allocate(capacity: capacity)
             storage.initialize(from: source, count: capacity)
@@ -160,7 +193,7 @@ final class IndexNode: @unchecked Sendable {
     }
 
     deinit {
-        guard let slots else { return }
+        guard let slots, ownsSlots else { return }
         for i in 0 ..< capacity where slots[i].tag != 0 && slots[i].isBoxed {
             Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(slots[i].k0))!).release()
         }
@@ -188,10 +221,10 @@ final class IndexNode: @unchecked Sendable {
 
     // MARK: Page operations
 
-    /// The slot holding `key`, or nil.
+    /// The slot holding `key`, or nil; `image` is where keys in an index image start.
     @inline(__always)
-    func find(_ key: IndexKey, tag: UInt32) -> Int? {
-        find(tag: tag, matching: { $0.matches(key) })
+    func find(_ key: IndexKey, tag: UInt32, image: UnsafeRawPointer?) -> Int? {
+        find(tag: tag, matching: { $0.matches(key, image: image) })
     }
 
     /// The slot with `tag` that `matching` accepts, or nil.
@@ -251,35 +284,51 @@ final class IndexNode: @unchecked Sendable {
 
 /// The index of one table: a persistent map from key to record location.
 struct HashIndex: Sendable {
-    private var root: IndexNode?
+    private(set) var root: IndexNode?
     private(set) var count = 0
+    /// The key of the hash (IndexHash): every index of a store shares it.
+    let seed: UInt64
+    /// The index image some of the pages (and long keys) were loaded from, kept mapped for
+    /// as long as this index or a copy of it lives.
+    let image: IndexImage?
+    /// `image`'s first byte, as an address (keys in the image are offsets from it).
+    private let imageAddress: UInt
 
-    init() {}
+    init(seed: UInt64) {
+        self.seed = seed
+        image = nil
+        imageAddress = 0
+    }
 
-    /// An index whose trie was built whole (IndexBuilder.swift).
-    init(root: IndexNode, count: Int) {
+    /// An index whose trie was built whole (IndexBuilder.swift) or loaded from `image`.
+    init(root: IndexNode, count: Int, seed: UInt64, image: IndexImage? = nil) {
         self.root = root
         self.count = count
+        self.seed = seed
+        self.image = image
+        imageAddress = image.map { UInt(bitPattern: $0.base) } ?? 0
     }
 
     /// Which child of the root routes `tag`.
     @inline(__always)
     static func rootPart(_ tag: UInt32) -> Int { Int(tag >> UInt32(IndexNode.rootShift)) }
 
+    /// The tag `key` is filed under in an index keyed by `seed`.
     @inline(__always)
-    static func hash(_ key: IndexKey) -> UInt64 {
-        var hasher = Hasher()
-        key.hash(into: &hasher)
-        return UInt64(bitPattern: Int64(hasher.finalize()))
+    static func tag(_ key: IndexKey, seed: UInt64) -> UInt32 {
+        UInt32(truncatingIfNeeded: IndexHash.hash(key, seed: seed) >> 32) | 1
     }
 
+    /// The tag `key` is filed under in this index.
     @inline(__always)
-    static func tag(_ hash: UInt64) -> UInt32 {
-        UInt32(truncatingIfNeeded: hash >> 32) | 1
-    }
+    func tag(_ key: IndexKey) -> UInt32 { HashIndex.tag(key, seed: seed) }
+
+    /// Where the keys of the image start (nil when there is none).
+    @inline(__always)
+    private var imageBase: UnsafeRawPointer? { UnsafeRawPointer(bitPattern: imageAddress) }
 
     func lookup(_ key: IndexKey) -> Location? {
-        lookup(key, tag: HashIndex.tag(HashIndex.hash(key)))
+        lookup(key, tag: tag(key))
     }
 
     /// `lookup` with the key's tag already computed.
@@ -295,7 +344,7 @@ struct HashIndex: Sendable {
                 }) else { return nil }
                 node = child.takeUnretainedValue()
             }
-            guard let i = node.find(key, tag: tag) else { return nil }
+            guard let i = node.find(key, tag: tag, image: imageBase) else { return nil }
             return node.slots![i].location
         }
     }
@@ -303,7 +352,8 @@ struct HashIndex: Sendable {
     /// Sets `key` to `location`; returns the location it replaces, if any.
     @discardableResult
     mutating func update(_ key: IndexKey, to location: Location) -> Location? {
-        let tag = HashIndex.tag(HashIndex.hash(key))
+        let tag = self.tag(key)
+        let image = imageBase
         if root == nil { root = IndexNode(branchAt: IndexNode.rootShift, bits: IndexNode.rootBits) }
         if !isKnownUniquelyReferenced(&root!) { root = IndexNode(copying: root!) }
         var parent = root!
@@ -312,7 +362,7 @@ struct HashIndex: Sendable {
             if parent.children[index] == nil {
                 parent.children[index] = IndexNode(pageAt: parent.shift - IndexNode.branchBits,
                                                    capacity: IndexNode.initialPageCapacity)
-            } else if !isKnownUniquelyReferenced(&parent.children[index]) {
+            } else if !isKnownUniquelyReferenced(&parent.children[index]) || !parent.children[index]!.ownsSlots {
                 parent.children[index] = IndexNode(copying: parent.children[index]!)
             }
             let child = parent.children[index]!
@@ -320,7 +370,7 @@ struct HashIndex: Sendable {
                 parent = child
                 continue
             }
-            if let i = child.find(key, tag: tag) {
+            if let i = child.find(key, tag: tag, image: image) {
                 let slots = child.slots!
                 let old = slots[i].location
                 slots[i].segment = location.segment
@@ -351,7 +401,7 @@ struct HashIndex: Sendable {
         while true {
             let index = node.childIndex(tag)
             guard node.children[index] != nil else { return nil }
-            if !isKnownUniquelyReferenced(&node.children[index]) {
+            if !isKnownUniquelyReferenced(&node.children[index]) || !node.children[index]!.ownsSlots {
                 node.children[index] = IndexNode(copying: node.children[index]!)
             }
             let child = node.children[index]!
@@ -364,7 +414,7 @@ struct HashIndex: Sendable {
     /// switch). Returns whether it moved.
     mutating func replace(_ key: IndexKey, tag: UInt32, expected: Location, with new: Location) -> Bool {
         guard lookup(key, tag: tag) == expected, let page = uniqueLeaf(for: tag),
-              let i = page.find(key, tag: tag) else { return false }
+              let i = page.find(key, tag: tag, image: imageBase) else { return false }
         let slots = page.slots!
         slots[i].segment = new.segment
         slots[i].offset = new.offset
@@ -375,8 +425,9 @@ struct HashIndex: Sendable {
     /// Removes `key`; returns the location it had.
     @discardableResult
     mutating func remove(_ key: IndexKey) -> Location? {
-        let tag = HashIndex.tag(HashIndex.hash(key))
-        guard lookup(key, tag: tag) != nil, let page = uniqueLeaf(for: tag), let i = page.find(key, tag: tag) else { return nil }
+        let tag = self.tag(key)
+        guard lookup(key, tag: tag) != nil, let page = uniqueLeaf(for: tag),
+              let i = page.find(key, tag: tag, image: imageBase) else { return nil }
         let slot = page.slots![i]
         page.remove(at: i)
         if slot.isBoxed { Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(slot.k0))!).release() }
@@ -406,12 +457,9 @@ struct HashIndex: Sendable {
         return branch
     }
 
-    /// The slot for `key` at `location`; a key over 15 bytes gets a box, retained once.
-    static func makeSlot(_ key: IndexKey, location: Location) -> IndexSlot {
-        makeSlot(key, location: location, tag: tag(hash(key)))
-    }
-
-    private static func makeSlot(_ key: IndexKey, location: Location, tag: UInt32) -> IndexSlot {
+    /// The slot for `key` at `location` filed under `tag`; a key over 15 bytes gets a box,
+    /// retained once.
+    static func makeSlot(_ key: IndexKey, location: Location, tag: UInt32) -> IndexSlot {
         let words: (UInt64, UInt64)
         if key.isHeap {
             let box = Unmanaged.passRetained(KeyBox(key.bytes))
@@ -426,7 +474,7 @@ struct HashIndex: Sendable {
     /// Calls `body` for every entry, in no particular order.
     func forEach(_ body: (IndexKey, Location) throws -> Void) rethrows {
         guard let root else { return }
-        try HashIndex.visit(root, body)
+        try HashIndex.visit(root, image: imageBase, body)
     }
 
     /// Calls `body` with every entry's location, without materialising keys (compaction's
@@ -444,15 +492,17 @@ struct HashIndex: Sendable {
         }
     }
 
-    private static func visit(_ node: IndexNode, _ body: (IndexKey, Location) throws -> Void) rethrows {
+    private static func visit(_ node: IndexNode, image: UnsafeRawPointer?, _ body: (IndexKey, Location) throws -> Void) rethrows {
         if let slots = node.slots {
-            for i in 0 ..< node.capacity where slots[i].tag != 0 { try body(slots[i].key, slots[i].location) }
+            for i in 0 ..< node.capacity where slots[i].tag != 0 { try body(slots[i].key(image: image), slots[i].location) }
         } else {
-            for child in node.children { if let child { try visit(child, body) } }
+            for child in node.children { if let child { try visit(child, image: image, body) } }
         }
     }
 
     /// Bytes of memory this index holds: slots, node headers, branch arrays, key boxes.
+    /// Pages still read in place from an index image count as they would in memory: they
+    /// are resident once touched (as page cache, shared with other processes).
     var memoryBytes: Int {
         guard let root else { return 0 }
         return HashIndex.measure(root)
@@ -462,8 +512,8 @@ struct HashIndex: Sendable {
         var total = 80   // the node object
         if let slots = node.slots {
             total += node.capacity * MemoryLayout<IndexSlot>.stride
-            for i in 0 ..< node.capacity where slots[i].tag != 0 && slots[i].isBoxed {
-                total += 48 + ((slots[i].box.bytes.count + 15) & ~15)
+            for i in 0 ..< node.capacity where slots[i].tag != 0 && !slots[i].isInline {
+                total += 48 + ((Int(truncatingIfNeeded: slots[i].k1 & 0xFFFF_FFFF) + 15) & ~15)
             }
         } else {
             total += 32 + node.children.count * 8
@@ -476,17 +526,17 @@ struct HashIndex: Sendable {
     func checkInvariants() -> String? {
         guard let root else { return count == 0 ? nil : "empty index with count \(count)" }
         var seen = 0
-        if let problem = HashIndex.check(root, route: [], seen: &seen) { return problem }
+        if let problem = check(root, route: [], seen: &seen) { return problem }
         return seen == count ? nil : "count \(count) but \(seen) entries"
     }
 
     /// `route`: the (shift, fan-out mask, child index) of every branch above `node`.
-    private static func check(_ node: IndexNode, route: [(Int, UInt32, UInt32)], seen: inout Int) -> String? {
+    private func check(_ node: IndexNode, route: [(Int, UInt32, UInt32)], seen: inout Int) -> String? {
         if let slots = node.slots {
             var used = 0
             for i in 0 ..< node.capacity where slots[i].tag != 0 {
                 used += 1
-                if tag(hash(slots[i].key)) != slots[i].tag { return "slot tag does not match its key's hash" }
+                if tag(slots[i].key(image: imageBase)) != slots[i].tag { return "slot tag does not match its key's hash" }
                 for (shift, fanout, index) in route where (slots[i].tag >> UInt32(shift)) & fanout != index {
                     return "key in the wrong page"
                 }

@@ -13,21 +13,61 @@
 //
 // Memory: 32 bytes per recovered entry until `build()` returns (keys over 15 bytes boxed,
 // as the index keeps them), about what the index itself takes.
+//
+// Opened from an index image (IndexImage.swift), the builder starts from the image's
+// tables instead and applies what the log holds after it one entry at a time: that is
+// little (the log since the image was written), and the image's pages are copied only
+// where it lands.
 
 struct IndexBuilder {
+    /// The key of the hash every table is filed by.
+    let seed: UInt64
     /// Per table, the entries of each root part as slots, in replay order (a delete is a
     /// slot of size 0: no put record is that small).
     private var tables: [UInt32: [[IndexSlot]]] = [:]
+    /// Opened from an image: its tables, changed by each entry as it is added.
+    private var base: [UInt32: HashIndex]?
+    /// Opened from an image: the live bytes of each segment (the image's, kept current).
+    private var baseLiveBytes: [UInt32: Int] = [:]
+
+    /// A builder of a new index keyed by `seed`.
+    init(seed: UInt64) {
+        self.seed = seed
+    }
+
+    /// A builder that continues the index loaded from an image.
+    init(loaded: [UInt32: HashIndex], liveBytes: [UInt32: Int], seed: UInt64) {
+        self.seed = seed
+        base = loaded
+        baseLiveBytes = liveBytes
+    }
 
     /// Records a recovered put or delete, in replay order.
     mutating func add(_ entry: ScannedEntry) {
+        if base != nil { return apply(entry) }
         let location = entry.kind == .put ? entry.location : Location(segment: 0, offset: 0, size: 0)
-        let slot = HashIndex.makeSlot(IndexKey(entry.key), location: location)
+        let key = IndexKey(entry.key)
+        let slot = HashIndex.makeSlot(key, location: location, tag: HashIndex.tag(key, seed: seed))
         tables[entry.table, default: Array(repeating: [], count: 1 << IndexNode.rootBits)][HashIndex.rootPart(slot.tag)].append(slot)
+    }
+
+    /// An entry applied to the loaded tables, as a commit applies it.
+    private mutating func apply(_ entry: ScannedEntry) {
+        let key = IndexKey(entry.key)
+        let old: Location?
+        if entry.kind == .put {
+            old = base![entry.table, default: HashIndex(seed: seed)].update(key, to: entry.location)
+            baseLiveBytes[entry.location.segment, default: 0] += Int(entry.location.size)
+        } else {
+            old = base![entry.table]?.remove(key)
+            if base![entry.table]?.count == 0 { base![entry.table] = nil }
+        }
+        if let old { baseLiveBytes[old.segment, default: 0] -= Int(old.size) }
     }
 
     /// The index of every table, and the bytes of live records in each segment.
     consuming func build() -> (tables: [UInt32: HashIndex], liveBytes: [UInt32: Int]) {
+        if let base { return (base, baseLiveBytes) }
         var built: [UInt32: HashIndex] = [:]
         var live: [UInt32: Int] = [:]
         for (table, parts) in tables {
@@ -39,7 +79,7 @@ struct IndexBuilder {
                 count += page.count
                 root.children[part] = IndexBuilder.reshape(page)
             }
-            if count > 0 { built[table] = HashIndex(root: root, count: count) }
+            if count > 0 { built[table] = HashIndex(root: root, count: count, seed: seed) }
         }
         return (built, live)
     }
@@ -51,7 +91,7 @@ struct IndexBuilder {
         let page = IndexNode(pageAt: pageShift, capacity: IndexNode.pageCapacity(for: slots.count))
         let stored = page.slots!
         for slot in slots {
-            if let i = page.find(tag: slot.tag, matching: { $0.sameKey(as: slot) }) {
+            if let i = page.find(tag: slot.tag, matching: { $0.sameKey(as: slot, image: nil) }) {
                 liveBytes[stored[i].segment, default: 0] -= Int(stored[i].size)
                 slot.releaseBox()   // the page's slot keeps its own box
                 if slot.size == 0 {

@@ -21,6 +21,9 @@ struct SegmentView: Sendable {
 
 struct KeyDirectory: Sendable {
     var tables: [UInt32: HashIndex] = [:]
+    /// The key of the hash every table's index is filed by (IndexHash.swift): random for an
+    /// index built at open, the image's when one was loaded.
+    var seed: UInt64
     /// The sequence number of the newest commit this directory reflects.
     var sequence: UInt64 = 0
     /// Sealed segments by id, as an array from `sealedBase` (live ids are mostly a narrow
@@ -33,6 +36,11 @@ struct KeyDirectory: Sendable {
     private var outliers: [UInt32: SegmentView] = [:]
     private var sealedCount = 0
     var active: SegmentView?
+
+    /// An empty directory whose indexes will be keyed by `seed`.
+    init(seed: UInt64 = IndexHash.randomSeed()) {
+        self.seed = seed
+    }
 
     mutating func setSealed(_ view: SegmentView) {
         let id = view.id
@@ -112,7 +120,7 @@ struct KeyDirectory: Sendable {
     @discardableResult
     @inline(__always)
     mutating func put(table: UInt32, key: IndexKey, location: Location) -> Location? {
-        tables[table, default: HashIndex()].update(key, to: location)
+        tables[table, default: HashIndex(seed: seed)].update(key, to: location)
     }
 
     /// Removes `key`; returns the location it had.

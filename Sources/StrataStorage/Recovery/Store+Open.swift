@@ -25,6 +25,9 @@ struct Recovered {
     var nextFileNumber: UInt32
     /// The segments as MANIFEST lists them (written already, unless the open was read-only).
     var manifest: Manifest
+    /// What the index image the open started from covers, if it started from one (close
+    /// writes no new image while the store is still exactly that).
+    var imageCoverage: IndexImage.Coverage? = nil
 }
 
 /// A segment file found at open, with its header read.
@@ -263,8 +266,10 @@ private struct Recovery {
     var marker: CleanShutdown.Marker?
 
     // What the loads build.
-    var directory = KeyDirectory()
-    var index = IndexBuilder()
+    var directory: KeyDirectory
+    var index: IndexBuilder
+    /// The index image the open continues from, if one fits the segments found.
+    var image: IndexImage.Loaded?
     var space: [UInt32: SegmentSpace] = [:]
     var lastSequence: UInt64 = 0
     /// A compaction drops old versions only once the newer ones are durable, and records the
@@ -278,6 +283,9 @@ private struct Recovery {
         writable = !options.readOnly
         cipher = options.cipher
         dataStart = SegmentReader.dataStart(encrypted: cipher != nil)
+        let seed = IndexHash.randomSeed()
+        directory = KeyDirectory(seed: seed)
+        index = IndexBuilder(seed: seed)
     }
 
     mutating func run() throws -> Recovered {
@@ -289,6 +297,13 @@ private struct Recovery {
                 "segment \(segmentName(newest)) has the last file number, \(UInt32.max): a writable open could create no further segment file; open the store read-only and copy its data to a new store")
         }
         let found = try readHeaders(newest: newest)
+        if let loaded = loadImage(found: found) {
+            image = loaded
+            index = IndexBuilder(loaded: loaded.tables, liveBytes: Dictionary(uniqueKeysWithValues: loaded.coverage.segments.map { ($0.id, $0.liveBytes) }),
+                                 seed: loaded.seed)
+            directory.seed = loaded.seed
+            lastSequence = loaded.coverage.sequence
+        }
         for segment in found.dropLast() { try loadSealed(segment) }
         let active = try recoverActive(found.last!)
         return try finish(found: found, active: active)
@@ -411,7 +426,18 @@ private struct Recovery {
         var segmentSpace = SegmentSpace(diskBytes: size, sealed: true, kind: segment.info.kind, position: segment.info.position)
         var newest = lastSequence
         var usedHint = false
-        if let hintBytes = Store.loadHintBytes(path: path, id: id, cipher: cipher, fileSystem: fs) {
+        if let covered = image?.coverage.segments.first(where: { $0.id == id }) {
+            // In the image: only what was appended after it (a segment active then) is read.
+            segmentSpace.rawValueBytes = covered.rawValueBytes
+            segmentSpace.storedValueBytes = covered.storedValueBytes
+            if covered.length < size {
+                let tail = try scanTail(segment, from: covered.length)
+                newest = max(lastSequence, tail.lastSequence)
+                segmentSpace.rawValueBytes += tail.rawValueBytes
+                segmentSpace.storedValueBytes += tail.storedValueBytes
+            }
+            usedHint = true
+        } else if let hintBytes = Store.loadHintBytes(path: path, id: id, cipher: cipher, fileSystem: fs) {
             hintBytes.withUnsafeBytes { raw in
                 guard let hint = HintFile.forEachEntry(raw, segmentID: id, segmentLength: size, previousSequence: lastSequence,
                                                        ordered: ordered, dataStart: dataStart, { index.add($0) }) else { return }
@@ -435,6 +461,44 @@ private struct Recovery {
         if segment.info.reliesOnSequence > reliedOn.sequence { reliedOn = (segment.info.reliesOnSequence, id) }
         space[id] = segmentSpace
         directory.setSealed(SegmentView(id: id, region: segment.region, length: size, cipher: segment.cipher))
+    }
+
+    /// The records of sealed log segment `segment` from `offset` on (what was appended after
+    /// the index image was written), into the index. Damage is corruption: it was synced.
+    private mutating func scanTail(_ segment: FoundSegment, from offset: Int) throws -> ScanOutcome {
+        let reader = SegmentReader(segment.region.bytes(at: 0, count: segment.size, limit: segment.size)!, cipher: segment.cipher)
+        let outcome = SegmentScanner.scan(reader, segmentID: segment.number, from: offset, previousSequence: lastSequence) { entries, _ in
+            for entry in entries { index.add(entry) }
+        }
+        if let damage = outcome.damage {
+            throw StoreError.corrupted(segment: segmentName(segment.number), offset: damage.offset, reason: damage.reason)
+        }
+        return outcome
+    }
+
+    /// The index image, if there is one, it checks out, and it fits the segments found:
+    /// each segment it covers is there, as long as it was (a segment active then may have
+    /// grown), and every other one is a newer log segment. Anything else (a compaction or a
+    /// crash since, damage) and the open rebuilds the index; a writable open removes an
+    /// image that does not fit, as the next close writes a new one.
+    private func loadImage(found: [FoundSegment]) -> IndexImage.Loaded? {
+        guard cipher == nil else { return nil }
+        let imagePath = path + "/" + IndexImage.fileName
+        guard fs.fileExists(imagePath) else { return nil }
+        do {
+            let file = try fs.openFile(imagePath, create: false, readOnly: true)
+            defer { file.close() }
+            let loaded = try IndexImage.load(try file.map(length: try file.size()))
+            if let problem = IndexImage.mismatch(loaded.coverage, found: found.map { ($0.number, $0.size, $0.info.kind) }) {
+                throw IndexImage.Unusable(reason: problem)
+            }
+            return loaded
+        } catch {
+            let reason = (error as? IndexImage.Unusable)?.reason ?? "\(error)"
+            options.logger?.info("index image not used (\(reason)): the index is rebuilt from the hint files", metadata: ["store": "\(path)"])
+            if writable { try? fs.remove(imagePath) }
+            return nil
+        }
     }
 
     /// A sealed segment read record by record (its hint missing or unusable); a new hint
@@ -509,7 +573,7 @@ private struct Recovery {
         let reader = SegmentReader(active.region.bytes(at: 0, count: active.size, limit: active.size)!, cipher: segment.cipher)
         // Moved out (not copied: the entries are not duplicated) for the closure to add to.
         var index = self.index, hint = active.hint
-        self.index = IndexBuilder()
+        self.index = IndexBuilder(seed: index.seed)
         active.hint = ActiveHint(limit: 0)
         defer { self.index = index; active.hint = hint }
         let writable = self.writable
@@ -518,9 +582,16 @@ private struct Recovery {
             if writable { hint.add(kind: entry.kind, table: entry.table, key: entry.key, location: entry.location, sequence: entry.sequence) }
         }
         // The hint `close()` wrote covers the segment as it was then: only what follows
-        // (nothing, after a clean close) needs reading.
-        let prefix = Store.loadActivePrefixHint(path: path, id: id, size: active.size, previousSequence: lastSequence,
+        // (nothing, after a clean close) needs reading. An index image covers it too, as far
+        // as it reached; the hint's entries are then not read (the seal scans instead).
+        let prefix: (length: Int, lastSequence: UInt64, rawValueBytes: Int, storedValueBytes: Int)?
+        if let covered = image?.coverage.segments.first(where: { $0.id == id }) {
+            prefix = (covered.length, lastSequence, covered.rawValueBytes, covered.storedValueBytes)
+            hint = .dropped()
+        } else {
+            prefix = Store.loadActivePrefixHint(path: path, id: id, size: active.size, previousSequence: lastSequence,
                                                 cipher: cipher, fileSystem: fs, recovered)
+        }
         let outcome = SegmentScanner.scan(reader, segmentID: id, from: prefix?.length,
                                           previousSequence: prefix?.lastSequence ?? lastSequence) { entries, _ in
             for entry in entries { recovered(entry) }
@@ -601,7 +672,7 @@ private struct Recovery {
             return Recovered(directory: directory, space: space, activeFile: writable ? active.file : nil, activeID: id,
                              activeSize: active.validLength, activeRegion: active.region, activeCipher: active.cipher,
                              activeHint: active.hint, nextFileNumber: newestFile == .max ? .max : newestFile + 1,
-                             manifest: manifest ?? loaded)
+                             manifest: manifest ?? loaded, imageCoverage: image?.coverage)
         } catch {
             active.file.close()
             throw error

@@ -1,0 +1,348 @@
+// IndexImage: the key index written to one file (`INDEX`) so that the next open maps it
+// instead of rebuilding the index from every hint file.
+//
+// Why: rebuilding a million keys from their hints took 0.25–0.4 s an open (the hints are
+// read in 20 ms; the time is building the trie). The image holds the trie's pages exactly
+// as they lie in memory (32-byte slots, HashIndex.swift), so opening is: check the header
+// and the directory, check each page (CRC32C and its slots), and point the page nodes at
+// the mapping. A page is copied into memory the first time a commit changes it, as a page
+// shared with a snapshot is today. Keys longer than 15 bytes are read in place too (slots
+// marked `mappedMarker`, holding the offset of their bytes in the image).
+//
+// It is a cache, like a hint: written off the commit path (at close, after the segments
+// are synced), never synced itself, and used only when it checks out — its CRCs, and its
+// list of the segments it covers against the segments the manifest lists. Anything else
+// (a compaction since, a damaged page, another byte order) and the open rebuilds from the
+// hints as before. Encrypted stores write none: the image would hold their keys in clear.
+//
+// Layout (docs/FORMAT.md, "Index image"; integers little-endian, slots in native order,
+// which the loader requires to be little-endian):
+//   header, 64 bytes:
+//     0  8  magic "STRATAIX"      8  4  version (1)         12 4  CRC32C of the keys
+//     16 8  hash seed             24 8  sequence: the last commit the image reflects
+//     32 8  pages start (64)      40 8  keys start (end of the pages)
+//     48 8  directory start (end of the keys)   56 4  directory length   60 4  CRC32C of 0..<60
+//   pages: each page's slots, 32 bytes each; an empty slot is all zeros
+//   keys: the bytes of long keys, back to back
+//   directory (CRC32C as its last 4 bytes):
+//     u32 segment count, then per segment: u32 id, u8 state (0 sealed, 1 active),
+//       u64 bytes covered, u64 raw value bytes, u64 stored value bytes, u64 live bytes
+//     u32 table count, then per table: u32 table, u64 key count, its root node
+//     node: u8 kind; a branch (0): u8 shift, u8 fan-out bits, u16 children present, then
+//       per child u16 position and the child node; a page (1): u8 shift, u32 capacity,
+//       u32 count, u64 offset of its slots, u32 CRC32C of its slots
+
+/// A loaded image's mapping, kept alive by every index (and copy of one) with pages or
+/// keys in it.
+final class IndexImage: Sendable {
+    let region: MappedRegion
+    /// The image's first byte (slots hold key offsets from here).
+    var base: UnsafeRawPointer { region.base! }
+
+    init(region: MappedRegion) {
+        self.region = region
+    }
+
+    static let fileName = "INDEX"
+    static let magic: [UInt8] = Array("STRATAIX".utf8)
+    static let version: UInt32 = 1
+    static let headerSize = 64
+    private static let slotSize = MemoryLayout<IndexSlot>.stride
+
+    /// A segment as the image saw it.
+    struct CoveredSegment: Equatable, Sendable {
+        var id: UInt32
+        /// True for the segment that was active (being appended to) when the image was written.
+        var wasActive: Bool
+        /// Its bytes the image reflects (the whole segment, if sealed).
+        var length: Int
+        var rawValueBytes: Int
+        var storedValueBytes: Int
+        var liveBytes: Int
+    }
+
+    /// What an image reflects: the segments (in file number order) and the last commit.
+    struct Coverage: Equatable, Sendable {
+        var segments: [CoveredSegment]
+        var sequence: UInt64
+    }
+
+    /// A loaded image: the index it holds and what it covers.
+    struct Loaded {
+        var tables: [UInt32: HashIndex]
+        var seed: UInt64
+        var coverage: Coverage
+    }
+
+    /// Why an image was not used (logged; the open rebuilds instead).
+    struct Unusable: Error {
+        var reason: String
+    }
+
+    // MARK: Writing
+
+    /// The image of `tables` (keyed by `seed`) covering `coverage`.
+    static func encode(tables: [UInt32: HashIndex], seed: UInt64, coverage: Coverage) -> [UInt8] {
+        let ordered = tables.keys.sorted()
+        // Pass 1: where the keys start, the pages' total size being known.
+        var slotBytes = 0
+        func sizePages(_ node: IndexNode) {
+            if node.slots != nil { slotBytes += node.capacity * slotSize; return }
+            for child in node.children { if let child { sizePages(child) } }
+        }
+        for table in ordered { if let root = tables[table]!.root { sizePages(root) } }
+        let keysStart = headerSize + slotBytes
+
+        var out = [UInt8](repeating: 0, count: headerSize)
+        out.reserveCapacity(keysStart + 64)
+        var keys: [UInt8] = []
+        var directory: [UInt8] = []
+        directory.appendLE32(UInt32(coverage.segments.count))
+        for segment in coverage.segments {
+            directory.appendLE32(segment.id)
+            directory.append(segment.wasActive ? 1 : 0)
+            directory.appendLE64(UInt64(segment.length))
+            directory.appendLE64(UInt64(segment.rawValueBytes))
+            directory.appendLE64(UInt64(segment.storedValueBytes))
+            directory.appendLE64(UInt64(bitPattern: Int64(segment.liveBytes)))
+        }
+        func writeNode(_ node: IndexNode, image oldBase: UnsafeRawPointer?) {
+            if let slots = node.slots {
+                let start = out.count
+                for i in 0 ..< node.capacity {
+                    var slot = slots[i]
+                    if slot.tag == 0 {
+                        slot = IndexSlot(k0: 0, k1: 0, segment: 0, offset: 0, size: 0, tag: 0)
+                    } else if !slot.isInline {
+                        let offset = keysStart + keys.count
+                        let length = slot.withLongKey(image: oldBase) { bytes in
+                            keys.append(contentsOf: bytes)
+                            return bytes.count
+                        }
+                        slot.k0 = UInt64(offset)
+                        slot.k1 = IndexSlot.mappedMarker | UInt64(length)
+                    }
+                    withUnsafeBytes(of: &slot) { out.append(contentsOf: $0) }
+                }
+                directory.append(1)
+                directory.append(UInt8(node.shift))
+                directory.appendLE32(UInt32(node.capacity))
+                directory.appendLE32(UInt32(node.count))
+                directory.appendLE64(UInt64(start))
+                directory.appendLE32(out.withUnsafeBytes { Checksum.crc32c(UnsafeRawBufferPointer(rebasing: $0[start...])) })
+                return
+            }
+            directory.append(0)
+            directory.append(UInt8(node.shift))
+            directory.append(UInt8(node.children.count.trailingZeroBitCount))
+            directory.appendLE16(UInt16(node.children.lazy.filter { $0 != nil }.count))
+            for (position, child) in node.children.enumerated() {
+                guard let child else { continue }
+                directory.appendLE16(UInt16(position))
+                writeNode(child, image: oldBase)
+            }
+        }
+        let present = ordered.filter { tables[$0]!.count > 0 }
+        directory.appendLE32(UInt32(present.count))
+        for table in present {
+            let index = tables[table]!
+            directory.appendLE32(table)
+            directory.appendLE64(UInt64(index.count))
+            writeNode(index.root!, image: index.image?.base)
+        }
+        precondition(out.count == keysStart, "index image pages sized wrongly")
+        out.append(contentsOf: keys)
+        let directoryStart = out.count
+        directory.appendLE32(Checksum.crc32c(directory))
+        out.append(contentsOf: directory)
+        out.withUnsafeMutableBytes { raw in
+            let p = raw.baseAddress!
+            for (i, byte) in magic.enumerated() { p.storeBytes(of: byte, toByteOffset: i, as: UInt8.self) }
+            p.storeLE32(version, at: 8)
+            p.storeLE32(Checksum.crc32c(keys), at: 12)
+            p.storeLE64(seed, at: 16)
+            p.storeLE64(coverage.sequence, at: 24)
+            p.storeLE64(UInt64(headerSize), at: 32)
+            p.storeLE64(UInt64(keysStart), at: 40)
+            p.storeLE64(UInt64(directoryStart), at: 48)
+            p.storeLE32(UInt32(directory.count), at: 56)
+            p.storeLE32(Checksum.crc32c(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(raw)[0 ..< 60])), at: 60)
+        }
+        return out
+    }
+
+    // MARK: Reading
+
+    /// Why an image covering `coverage` cannot stand for the segments `found` (number, size,
+    /// kind; in replay order, the last one active), or nil if it can: each covered segment is
+    /// there, sealed ones as long as they were, the one active then at least as long (and a
+    /// log segment); every segment it does not cover is a log segment newer than that one
+    /// (a compaction output since, numbered above it too, is not).
+    static func mismatch(_ coverage: Coverage, found: [(number: UInt32, size: Int, kind: SegmentKind)]) -> String? {
+        let activeThen = coverage.segments.filter(\.wasActive)
+        guard activeThen.count == 1, let wasActive = activeThen.first else { return "it covers no active segment" }
+        let present = Dictionary(found.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
+        for covered in coverage.segments {
+            guard let segment = present[covered.id] else { return "segment \(segmentName(covered.id)) is gone" }
+            if covered.wasActive {
+                guard segment.kind == .log, segment.size >= covered.length else {
+                    return "segment \(segmentName(covered.id)) is not the log segment it covered"
+                }
+            } else {
+                guard segment.size == covered.length, segment.number != found.last?.number else {
+                    return "segment \(segmentName(covered.id)) is \(segment.size) bytes, not the \(covered.length) it covered"
+                }
+            }
+        }
+        let coveredIDs = Set(coverage.segments.map(\.id))
+        for segment in found where !coveredIDs.contains(segment.number) {
+            guard segment.kind == .log, segment.number > wasActive.id else {
+                return "segment \(segmentName(segment.number)) is newer than the image but not a later log segment"
+            }
+        }
+        return nil
+    }
+
+    /// The image in `region` checked and turned into an index: every page's CRC and slots,
+    /// the directory's structure (the trie's shape as HashIndex builds it), the counts.
+    static func load(_ region: MappedRegion) throws -> Loaded {
+        #if _endian(big)
+        throw Unusable(reason: "index images are read in place only on little-endian machines")
+        #else
+        let size = region.length
+        guard let header = region.bytes(at: 0, count: headerSize, limit: size) else { throw Unusable(reason: "shorter than its header") }
+        guard Array(header[0 ..< 8]) == magic else { throw Unusable(reason: "bad magic") }
+        guard header.le32(60) == Checksum.crc32c(UnsafeRawBufferPointer(rebasing: header[0 ..< 60])) else {
+            throw Unusable(reason: "header checksum mismatch")
+        }
+        guard header.le32(8) == version else { throw Unusable(reason: "version \(header.le32(8)) is not \(version)") }
+        let seed = header.le64(16), sequence = header.le64(24)
+        let pagesStart = header.le64(32), keysStart = header.le64(40), directoryStart = header.le64(48)
+        let directoryLength = UInt64(header.le32(56))
+        guard pagesStart == UInt64(headerSize), keysStart >= pagesStart, directoryStart >= keysStart,
+              directoryLength >= 4, directoryStart <= UInt64(size), directoryLength <= UInt64(size) - directoryStart,
+              (keysStart - pagesStart) % UInt64(slotSize) == 0 else {
+            throw Unusable(reason: "sections out of bounds")
+        }
+        let directoryBytes = region.bytes(at: Int(directoryStart), count: Int(directoryLength), limit: size)!
+        let body = UnsafeRawBufferPointer(rebasing: directoryBytes[0 ..< directoryBytes.count - 4])
+        guard directoryBytes.le32(directoryBytes.count - 4) == Checksum.crc32c(body) else {
+            throw Unusable(reason: "directory checksum mismatch")
+        }
+        let keyBytes = region.bytes(at: Int(keysStart), count: Int(directoryStart - keysStart), limit: size)!
+        guard header.le32(12) == Checksum.crc32c(keyBytes) else { throw Unusable(reason: "keys checksum mismatch") }
+        let image = IndexImage(region: region)
+        var reader = DirectoryReader(bytes: body)
+        var segments: [CoveredSegment] = []
+        let segmentCount = try reader.u32()
+        for _ in 0 ..< segmentCount {
+            let id = try reader.u32(), state = try reader.u8()
+            guard state <= 1 else { throw Unusable(reason: "segment \(id): bad state \(state)") }
+            let length = try reader.int(), raw = try reader.int(), stored = try reader.int()
+            let live = Int(Int64(bitPattern: try reader.u64()))
+            guard segments.last.map({ $0.id < id }) ?? true else { throw Unusable(reason: "segments out of order") }
+            segments.append(CoveredSegment(id: id, wasActive: state == 1, length: length, rawValueBytes: raw,
+                                           storedValueBytes: stored, liveBytes: live))
+        }
+        let bounds = PageBounds(pages: Int(pagesStart) ..< Int(keysStart), keys: Int(keysStart) ..< Int(directoryStart))
+        var tables: [UInt32: HashIndex] = [:]
+        let tableCount = try reader.u32()
+        for _ in 0 ..< tableCount {
+            let table = try reader.u32(), count = try reader.int()
+            guard tables[table] == nil else { throw Unusable(reason: "table \(table) listed twice") }
+            var seen = 0
+            let root = try readNode(&reader, parentShift: nil, image: image, bounds: bounds, seen: &seen)
+            guard seen == count, count > 0 else { throw Unusable(reason: "table \(table): count \(count) but \(seen) keys") }
+            tables[table] = HashIndex(root: root, count: count, seed: seed, image: image)
+        }
+        guard reader.atEnd else { throw Unusable(reason: "bytes after the directory's last table") }
+        return Loaded(tables: tables, seed: seed, coverage: Coverage(segments: segments, sequence: sequence))
+        #endif
+    }
+
+    private struct PageBounds {
+        var pages: Range<Int>
+        var keys: Range<Int>
+    }
+
+    /// A node of the trie as HashIndex shapes it: the root a branch at `rootShift` by
+    /// `rootBits`, every other branch `branchBits` wide and 4 bits below its parent, never
+    /// below `minimumSplitShift`; a page 4 bits below its parent.
+    private static func readNode(_ reader: inout DirectoryReader, parentShift: Int?, image: IndexImage, bounds: PageBounds,
+                                 seen: inout Int) throws -> IndexNode {
+        let kind = try reader.u8(), shift = Int(try reader.u8())
+        if let parentShift, shift != parentShift - IndexNode.branchBits { throw Unusable(reason: "node at the wrong depth") }
+        switch kind {
+        case 0:
+            let bits = Int(try reader.u8())
+            if parentShift == nil {
+                guard shift == IndexNode.rootShift, bits == IndexNode.rootBits else { throw Unusable(reason: "bad root") }
+            } else {
+                guard bits == IndexNode.branchBits, shift >= IndexNode.minimumSplitShift else { throw Unusable(reason: "bad branch") }
+            }
+            let branch = IndexNode(branchAt: shift, bits: bits)
+            let present = Int(try reader.u16())
+            var last = -1
+            for _ in 0 ..< present {
+                let position = Int(try reader.u16())
+                guard position > last, position < branch.children.count else { throw Unusable(reason: "bad child position") }
+                last = position
+                branch.children[position] = try readNode(&reader, parentShift: shift, image: image, bounds: bounds, seen: &seen)
+            }
+            return branch
+        case 1:
+            guard parentShift != nil else { throw Unusable(reason: "a page as root") }
+            let capacity = Int(try reader.u32()), count = Int(try reader.u32())
+            let offset = try reader.int(), crc = try reader.u32()
+            // A probe ends at an empty slot: a page needs one.
+            guard capacity > 0, count < capacity, offset % slotSize == 0, offset >= bounds.pages.lowerBound,
+                  capacity <= (bounds.pages.upperBound - offset) / slotSize else {
+                throw Unusable(reason: "page out of bounds")
+            }
+            let bytes = image.region.bytes(at: offset, count: capacity * slotSize, limit: bounds.pages.upperBound)!
+            guard Checksum.crc32c(bytes) == crc else { throw Unusable(reason: "page at \(offset): checksum mismatch") }
+            let slots = bytes.baseAddress!.assumingMemoryBound(to: IndexSlot.self)
+            var used = 0
+            for i in 0 ..< capacity where slots[i].tag != 0 {
+                used += 1
+                let slot = slots[i]
+                if slot.isInline { continue }
+                let length = Int(truncatingIfNeeded: slot.k1 & 0xFFFF_FFFF)
+                guard slot.isMapped, slot.k1 & 0x00FF_FFFF_0000_0000 == 0, length > IndexKey.inlineCapacity,
+                      slot.k0 >= UInt64(bounds.keys.lowerBound), slot.k0 <= UInt64(bounds.keys.upperBound),
+                      length <= bounds.keys.upperBound - Int(slot.k0) else {
+                    throw Unusable(reason: "page at \(offset): a key out of bounds")
+                }
+            }
+            guard used == count else { throw Unusable(reason: "page at \(offset): count \(count) but \(used) keys") }
+            seen += count
+            return IndexNode(imagePageAt: shift, capacity: capacity, count: count, slots: slots)
+        default:
+            throw Unusable(reason: "bad node kind \(kind)")
+        }
+    }
+
+    /// Bounds-checked reads of the directory.
+    private struct DirectoryReader {
+        let bytes: UnsafeRawBufferPointer
+        var offset = 0
+
+        var atEnd: Bool { offset == bytes.count }
+
+        private mutating func advance(_ count: Int) throws -> Int {
+            guard count <= bytes.count - offset else { throw Unusable(reason: "directory ends early") }
+            defer { offset += count }
+            return offset
+        }
+        mutating func u8() throws -> UInt8 { bytes[try advance(1)] }
+        mutating func u16() throws -> UInt16 { bytes.le16(try advance(2)) }
+        mutating func u32() throws -> UInt32 { bytes.le32(try advance(4)) }
+        mutating func u64() throws -> UInt64 { bytes.le64(try advance(8)) }
+        /// A u64 that must fit a non-negative Int.
+        mutating func int() throws -> Int {
+            let value = try u64()
+            guard value <= UInt64(Int.max) else { throw Unusable(reason: "a size out of range") }
+            return Int(value)
+        }
+    }
+}

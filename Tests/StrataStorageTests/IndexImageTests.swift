@@ -1,0 +1,309 @@
+// The index image (issue 27): the key index written at close and mapped by the next open
+// instead of rebuilt. The image must hold exactly the index it was written from, survive
+// the writes made on top of it without changing on disk, be refused whole on any damaged
+// byte, and be used only while it fits the segments (otherwise the open rebuilds).
+
+import XCTest
+import Foundation
+import StrataTestSupport
+@testable import StrataStorage
+
+final class IndexImageTests: XCTestCase {
+    private func makeKey(_ n: Int) -> IndexKey {
+        n % 3 == 0 ? IndexKey(Array("a-long-key-kept-in-the-image-\(n)".utf8)) : IndexKey(Array("k\(n)".utf8))
+    }
+
+    private func location(_ n: Int, _ version: Int) -> Location {
+        Location(segment: UInt32(version), offset: UInt32(n), size: UInt32(n &+ version))
+    }
+
+    private func contents(_ index: HashIndex) -> [IndexKey: Location] {
+        var seen: [IndexKey: Location] = [:]
+        index.forEach { seen[$0] = $1 }
+        return seen
+    }
+
+    private func coverage() -> IndexImage.Coverage {
+        .init(segments: [.init(id: 1, wasActive: false, length: 4096, rawValueBytes: 10, storedValueBytes: 9, liveBytes: 8),
+                         .init(id: 2, wasActive: true, length: 100, rawValueBytes: 1, storedValueBytes: 1, liveBytes: -3)],
+              sequence: 77)
+    }
+
+    /// Writes `bytes` to a file and maps it, as an open does.
+    private func mapped(_ bytes: [UInt8], in dir: TemporaryDirectory, name: String = "INDEX") throws -> MappedRegion {
+        let path = dir.url.appendingPathComponent(name).path
+        let fs = PosixFileSystem()
+        let file = try fs.openFile(path, create: true, readOnly: false)
+        try file.truncate(to: 0)
+        try file.write(bytes, at: 0)
+        defer { file.close() }
+        return try file.map(length: bytes.count)
+    }
+
+    /// Tables of inline and long keys, one big enough for branches under the root, with
+    /// deletes: loaded back, the same keys at the same locations, the same structure, and
+    /// changes to the loaded index (copy on write out of the mapping) leave the file as it was.
+    func testAnImageLoadsBackTheIndexAndTakesWritesWithoutChangingOnDisk() throws {
+        let dir = TemporaryDirectory("index-image-roundtrip")
+        var rng = SplitMix64(seed: baseSeed &+ 27)
+        let seed = rng.next()
+        var tables: [UInt32: HashIndex] = [:]
+        for (table, keys) in [(UInt32(1), 3), (2, 2_000), (7, 300_000)] {
+            var index = HashIndex(seed: seed)
+            for n in 0 ..< keys { index.update(makeKey(n), to: location(n, 1)) }
+            for n in stride(from: 0, to: keys, by: 5) { index.remove(makeKey(n)) }
+            tables[table] = index
+        }
+        let bytes = IndexImage.encode(tables: tables, seed: seed, coverage: coverage())
+        let loaded = try IndexImage.load(try mapped(bytes, in: dir))
+        XCTAssertEqual(loaded.seed, seed)
+        XCTAssertEqual(loaded.coverage, coverage())
+        XCTAssertEqual(Set(loaded.tables.keys), Set(tables.keys))
+        for (table, index) in tables {
+            let image = loaded.tables[table]!
+            XCTAssertNil(image.checkInvariants(), "table \(table)")
+            XCTAssertEqual(image.count, index.count)
+            XCTAssertEqual(contents(image), contents(index), "table \(table)")
+        }
+        // Writes on the loaded index: a model says what it must hold.
+        var index = loaded.tables[7]!
+        var model = contents(index)
+        for step in 0 ..< 20_000 {
+            let n = Int(rng.next() % 320_000), key = makeKey(n)
+            if rng.next() % 3 == 0 {
+                XCTAssertEqual(index.remove(key), model.removeValue(forKey: key), "remove at step \(step)")
+            } else {
+                XCTAssertEqual(index.update(key, to: location(n, step)), model.updateValue(location(n, step), forKey: key))
+            }
+        }
+        XCTAssertNil(index.checkInvariants())
+        XCTAssertEqual(contents(index), model)
+        // The image in memory and on disk is unchanged: the loaded copy still reads as written.
+        XCTAssertEqual(contents(loaded.tables[7]!), contents(tables[7]!))
+        let again = try IndexImage.load(try mapped(bytes, in: dir, name: "INDEX2"))
+        XCTAssertEqual(contents(again.tables[7]!), contents(tables[7]!))
+        // An image written from an index read partly in place holds the same again.
+        let rewritten = IndexImage.encode(tables: [7: index], seed: seed, coverage: coverage())
+        XCTAssertEqual(contents(try IndexImage.load(try mapped(rewritten, in: dir, name: "INDEX3")).tables[7]!), model)
+    }
+
+    /// Every byte of an image is under a checksum: a flipped bit anywhere makes the image
+    /// refused (the open then rebuilds), never loaded with a wrong entry. Truncations too.
+    func testADamagedImageIsRefusedWhole() throws {
+        let dir = TemporaryDirectory("index-image-damage")
+        var rng = SplitMix64(seed: baseSeed &+ 28)
+        var index = HashIndex(seed: 5)
+        for n in 0 ..< 300 { index.update(makeKey(n), to: location(n, 1)) }
+        let bytes = IndexImage.encode(tables: [3: index], seed: 5, coverage: coverage())
+        let positions = bytes.count <= 4_000 * TestEnvironment.fuzzScale
+            ? Array(0 ..< bytes.count)
+            : (0 ..< 4_000 * TestEnvironment.fuzzScale).map { _ in Int(rng.next() % UInt64(bytes.count)) }
+        for (i, position) in positions.enumerated() {
+            var damaged = bytes
+            damaged[position] ^= UInt8(1) << (rng.next() % 8)
+            XCTAssertThrowsError(try IndexImage.load(try mapped(damaged, in: dir, name: "D\(i % 8)")), "byte \(position)")
+        }
+        for length in [0, 10, 63, 64, bytes.count / 2, bytes.count - 1] {
+            XCTAssertThrowsError(try IndexImage.load(try mapped(Array(bytes.prefix(length)), in: dir, name: "T")), "length \(length)")
+        }
+    }
+
+    /// The rules for using an image: each covered segment present and as long, the one
+    /// active then at least as long, every other segment a newer log segment.
+    func testAnImageIsUsedOnlyWhileItFitsTheSegments() {
+        let cover = coverage()   // 1 sealed at 4096, 2 active at 100
+        XCTAssertNil(IndexImage.mismatch(cover, found: [(1, 4096, .log), (2, 100, .log)]))
+        XCTAssertNil(IndexImage.mismatch(cover, found: [(1, 4096, .log), (2, 900, .log)]), "the active segment grew")
+        XCTAssertNil(IndexImage.mismatch(cover, found: [(1, 4096, .log), (2, 900, .log), (3, 64, .log)]), "a roll since")
+        XCTAssertNotNil(IndexImage.mismatch(cover, found: [(2, 100, .log)]), "a covered segment is gone")
+        XCTAssertNotNil(IndexImage.mismatch(cover, found: [(1, 4000, .log), (2, 100, .log)]), "a sealed segment changed")
+        XCTAssertNotNil(IndexImage.mismatch(cover, found: [(1, 4096, .log), (2, 99, .log)]), "the active one is shorter")
+        XCTAssertNotNil(IndexImage.mismatch(cover, found: [(1, 4096, .log), (2, 100, .log), (3, 64, .compacted)]),
+                        "a compaction output since")
+        XCTAssertNotNil(IndexImage.mismatch(cover, found: [(0, 64, .log), (1, 4096, .log), (2, 100, .log)]),
+                        "an older segment it does not cover")
+        XCTAssertNotNil(IndexImage.mismatch(cover, found: [(2, 100, .log), (1, 4096, .log)]), "a sealed one now active")
+    }
+
+    // MARK: Through the store
+
+    private func fill(_ store: Store, from: Int, count: Int, table: UInt32 = 1, tag: String) throws {
+        var n = from
+        while n < from + count {
+            try store.write { tx in
+                for i in n ..< min(from + count, n + 500) {
+                    try tx.put(table: table, key: bytes("key-\(i)" + (i % 4 == 0 ? "-with-a-longer-tail" : "")),
+                               value: bytes("\(tag)-\(i)"))
+                }
+            }
+            n += 500
+        }
+    }
+
+    private func expect(_ store: Store, _ model: [String: String], table: UInt32 = 1, file: StaticString = #filePath, line: UInt = #line) throws {
+        let snapshot = store.snapshot()
+        XCTAssertEqual(snapshot.count(table: table), model.count, file: file, line: line)
+        for (key, value) in model {
+            XCTAssertEqual(try snapshot.get(table: table, key: bytes(key)).map { String(decoding: $0, as: UTF8.self) }, value,
+                           file: file, line: line)
+        }
+        XCTAssertNil(store.checkInvariants(), file: file, line: line)
+    }
+
+    private func model(_ range: Range<Int>, tag: String, into model: inout [String: String]) {
+        for i in range { model["key-\(i)" + (i % 4 == 0 ? "-with-a-longer-tail" : "")] = "\(tag)-\(i)" }
+    }
+
+    /// Close writes the image; the next open maps it (and reads no hint), answers every
+    /// key, keeps the space accounting exact, writes on top of it, and a crash after those
+    /// writes (the directory copied while the store is open) replays only the log since.
+    func testAStoreOpensFromItsImageAndReplaysTheLogAfterIt() throws {
+        let dir = TemporaryDirectory("index-image-store")
+        var expected: [String: String] = [:]
+        // No compaction: one would retire the segments the image covers (the next test).
+        var small = options(segmentSize: 64 << 10)
+        small.autoCompaction = .disabled
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            try fill(store, from: 0, count: 6_000, tag: "a")
+            try fill(store, from: 0, count: 1_000, tag: "b")   // overwrites: dead bytes in old segments
+            try store.write { tx in for i in stride(from: 2_000, to: 2_100, by: 1) { try tx.delete(table: 1, key: bytes("key-\(i)" + (i % 4 == 0 ? "-with-a-longer-tail" : ""))) } }
+            try store.close()
+        }
+        model(0 ..< 6_000, tag: "a", into: &expected)
+        model(0 ..< 1_000, tag: "b", into: &expected)
+        for i in 2_000 ..< 2_100 { expected["key-\(i)" + (i % 4 == 0 ? "-with-a-longer-tail" : "")] = nil }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: dir.url.appendingPathComponent("INDEX").path))
+
+        let crashed = TemporaryDirectory("index-image-store-crashed")
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            XCTAssertNotNil(store.openedImageCoverage, "the open did not use the image")
+            try expect(store, expected)
+            // Writes on top of the image: overwrites, deletes, new keys, several segment rolls.
+            try fill(store, from: 5_000, count: 3_000, tag: "c")
+            try store.write { tx in for i in 0 ..< 50 { try tx.delete(table: 1, key: bytes("key-\(i * 3 + 1)")) } }
+            try fill(store, from: 100, count: 10, table: 9, tag: "t")
+            // A crash now: the files as they are, with no close.
+            for name in try FileManager.default.contentsOfDirectory(atPath: dir.url.path) where name != "LOCK" {
+                try FileManager.default.copyItem(at: dir.url.appendingPathComponent(name), to: crashed.url.appendingPathComponent(name))
+            }
+            try store.close()
+        }
+        model(5_000 ..< 8_000, tag: "c", into: &expected)
+        for i in 0 ..< 50 { expected["key-\(i * 3 + 1)"] = nil }
+        var tableNine: [String: String] = [:]
+        model(100 ..< 110, tag: "t", into: &tableNine)
+        for directory in [crashed, dir] {
+            let store = try Store(directory: directory.url, options: small)
+            XCTAssertNotNil(store.openedImageCoverage, "\(directory.url.lastPathComponent): the open did not use the image")
+            try expect(store, expected)
+            try expect(store, tableNine, table: 9)
+            try store.close()
+        }
+    }
+
+    /// An image that no longer fits (a compaction since, or damaged) is not used: the open
+    /// rebuilds from the hints, answers as before, and the next close writes a fitting one.
+    func testAnImageThatNoLongerFitsIsRebuiltFromTheHints() throws {
+        let dir = TemporaryDirectory("index-image-stale")
+        var expected: [String: String] = [:]
+        var small = options(segmentSize: 64 << 10)
+        small.autoCompaction = .disabled
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            try fill(store, from: 0, count: 4_000, tag: "a")
+            try fill(store, from: 0, count: 3_000, tag: "b")
+            try store.close()
+        }
+        model(0 ..< 4_000, tag: "a", into: &expected)
+        model(0 ..< 3_000, tag: "b", into: &expected)
+        let imagePath = dir.url.appendingPathComponent("INDEX").path
+        let written = try Data(contentsOf: URL(fileURLWithPath: imagePath))
+        // Compacted while the image of before stays on disk (as after a crash before close).
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            XCTAssertGreaterThan(try store.compact().segmentsCompacted, 0)
+            try expect(store, expected)
+            try store.close()
+        }
+        try written.write(to: URL(fileURLWithPath: imagePath))
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            XCTAssertNil(store.openedImageCoverage, "a stale image was used")
+            try expect(store, expected)
+            try store.close()
+        }
+        // Damaged: one byte of a page.
+        var damaged = try Data(contentsOf: URL(fileURLWithPath: imagePath))
+        damaged[IndexImage.headerSize + 40] ^= 0x10
+        try damaged.write(to: URL(fileURLWithPath: imagePath))
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            XCTAssertNil(store.openedImageCoverage, "a damaged image was used")
+            try expect(store, expected)
+            try store.close()
+        }
+        let store = try Store(directory: dir.url, options: small)
+        XCTAssertNotNil(store.openedImageCoverage, "close did not write a fitting image again")
+        try expect(store, expected)
+    }
+
+    /// An image that passes every check yet disagrees with the segments (a key left out,
+    /// checksummed afresh) changes what the open answers; `verify()` replays the segments
+    /// and names the key, as it does for such a hint.
+    func testVerifyFindsAKeyAValidImageLeftOut() throws {
+        let dir = TemporaryDirectory("index-image-verify")
+        var small = options(segmentSize: 4096)
+        small.autoCompaction = .disabled
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            for i in 0 ..< 30 { try store.write { try $0.put(table: 1, key: bytes("key-\(i)"), value: bytes("value-\(i)")) } }
+            try store.close()
+        }
+        let imageURL = dir.url.appendingPathComponent(IndexImage.fileName)
+        let written = [UInt8](try Data(contentsOf: imageURL))
+        var loaded = try IndexImage.load(try mapped(written, in: dir, name: "copy"))
+        XCTAssertNotNil(loaded.tables[1]!.remove(IndexKey(bytes("key-0"))))
+        try Data(IndexImage.encode(tables: loaded.tables, seed: loaded.seed, coverage: loaded.coverage)).write(to: imageURL)
+        try FileManager.default.removeItem(at: dir.url.appendingPathComponent("copy"))
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        let store = try Store(directory: dir.url, options: readOnly)
+        XCTAssertNotNil(store.openedImageCoverage)
+        XCTAssertNil(try store.get(table: 1, key: bytes("key-0")), "the image left key-0 out")
+        let report = try store.verify()
+        XCTAssertFalse(report.isClean, "verify said clean with key-0 missing from the index")
+        XCTAssertTrue(report.problems.contains { $0.reason.contains("missing from the index") }, "\(report.problems)")
+    }
+
+    /// A store opened from its image holds no hint entries for the active segment's records
+    /// before the image; closing it must not write a prefix hint claiming there were none
+    /// (it did: an open without the image then lost every key of the active segment).
+    func testClosingAStoreOpenedFromItsImageKeepsTheHintsTrue() throws {
+        let dir = TemporaryDirectory("index-image-hints")
+        var expected: [String: String] = [:]
+        var small = options(segmentSize: 64 << 10)
+        small.autoCompaction = .disabled
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            try fill(store, from: 0, count: 3_000, tag: "a")
+            try store.close()
+        }
+        model(0 ..< 3_000, tag: "a", into: &expected)
+        for round in 0 ..< 2 {
+            let store = try Store(directory: dir.url, options: small)
+            XCTAssertNotNil(store.openedImageCoverage)
+            if round == 1 {
+                try fill(store, from: 3_000, count: 10, tag: "b")
+                model(3_000 ..< 3_010, tag: "b", into: &expected)
+            }
+            try store.close()
+            try FileManager.default.removeItem(at: dir.url.appendingPathComponent(IndexImage.fileName))
+            let rebuilt = try Store(directory: dir.url, options: small)
+            XCTAssertNil(rebuilt.openedImageCoverage)
+            try expect(rebuilt, expected)
+            try rebuilt.close()
+        }
+    }
+}
