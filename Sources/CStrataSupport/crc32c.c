@@ -104,3 +104,49 @@ uint32_t strata_crc32c(uint32_t crc, const void *data, size_t length) {
     if (strata_crc32c_is_hardware()) return crc32c_hardware(crc, data, length);
     return strata_crc32c_portable(crc, data, length);
 }
+
+static uint32_t rotl32(uint32_t value, int bits) { return (value << bits) | (value >> (32 - bits)); }
+
+static uint32_t combine_lanes(uint32_t a, uint32_t b, uint32_t c, uint32_t tail) {
+    return a ^ rotl32(b, 8) ^ rotl32(c, 16) ^ rotl32(tail, 24);
+}
+
+uint32_t strata_crc32c_lanes_portable(const void *data, size_t length) {
+    const unsigned char *p = (const unsigned char *)data;
+    size_t lane = (length / 24) * 8;
+    return combine_lanes(strata_crc32c_portable(0, p, lane), strata_crc32c_portable(0, p + lane, lane),
+                         strata_crc32c_portable(0, p + 2 * lane, lane),
+                         strata_crc32c_portable(0, p + 3 * lane, length - 3 * lane));
+}
+
+#if defined(__x86_64__)
+__attribute__((target("sse4.2")))
+static uint32_t crc32c_lanes_hardware(const void *data, size_t length) {
+    const unsigned char *p = (const unsigned char *)data;
+    size_t lane = (length / 24) * 8;
+    const unsigned char *pa = p, *pb = p + lane, *pc = p + 2 * lane;
+    uint64_t a = 0xFFFFFFFFu, b = 0xFFFFFFFFu, c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < lane; i += 8) {
+        uint64_t wa, wb, wc;
+        memcpy(&wa, pa + i, 8);
+        memcpy(&wb, pb + i, 8);
+        memcpy(&wc, pc + i, 8);
+        a = _mm_crc32_u64(a, wa);
+        b = _mm_crc32_u64(b, wb);
+        c = _mm_crc32_u64(c, wc);
+    }
+    return combine_lanes(~(uint32_t)a, ~(uint32_t)b, ~(uint32_t)c, crc32c_hardware(0, p + 3 * lane, length - 3 * lane));
+}
+#else
+static uint32_t crc32c_lanes_hardware(const void *data, size_t length) {
+    const unsigned char *p = (const unsigned char *)data;
+    size_t lane = (length / 24) * 8;
+    return combine_lanes(crc32c_hardware(0, p, lane), crc32c_hardware(0, p + lane, lane),
+                         crc32c_hardware(0, p + 2 * lane, lane), crc32c_hardware(0, p + 3 * lane, length - 3 * lane));
+}
+#endif
+
+uint32_t strata_crc32c_lanes(const void *data, size_t length) {
+    if (strata_crc32c_is_hardware()) return crc32c_lanes_hardware(data, length);
+    return strata_crc32c_lanes_portable(data, length);
+}

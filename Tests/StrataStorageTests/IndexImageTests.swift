@@ -6,6 +6,7 @@
 import XCTest
 import Foundation
 import StrataTestSupport
+import CStrataSupport
 @testable import StrataStorage
 
 final class IndexImageTests: XCTestCase {
@@ -305,5 +306,33 @@ final class IndexImageTests: XCTestCase {
             try expect(rebuilt, expected)
             try rebuilt.close()
         }
+    }
+
+    /// The slot check an open runs over every page (behind its checksum, for an image made
+    /// to pass that): a boxed key's pointer, a key outside the keys section, a length that
+    /// would be inline, or an unknown marker refuses the page; inline and in-bounds keys pass.
+    func testThePageSlotCheckRefusesEverySlotItCouldNotReadSafely() {
+        func slot(k0: UInt64, k1: UInt64, tag: UInt32) -> [UInt8] {
+            var value = IndexSlot(k0: k0, k1: k1, segment: 1, offset: 8, size: 40, tag: tag)
+            return withUnsafeBytes(of: &value) { Array($0) }
+        }
+        func scan(_ slots: [[UInt8]]) -> Int? {
+            let bytes = slots.flatMap { $0 }
+            var used = 0
+            let ok = bytes.withUnsafeBytes { strata_index_page_scan($0.baseAddress, slots.count, 1000, 2000, &used) }
+            return ok == 1 ? used : nil
+        }
+        let empty = slot(k0: 0, k1: 0, tag: 0)
+        let inline = slot(k0: 7, k1: 3 << 56, tag: 5)
+        let long = slot(k0: 1500, k1: IndexSlot.mappedMarker | 100, tag: 9)
+        XCTAssertEqual(scan([empty, inline, long, empty]), 2)
+        XCTAssertEqual(scan([slot(k0: 1900, k1: IndexSlot.mappedMarker | 100, tag: 9)]), 1)
+        XCTAssertNil(scan([empty, slot(k0: 1950, k1: IndexSlot.mappedMarker | 100, tag: 9)]), "runs past the keys")
+        XCTAssertNil(scan([slot(k0: 900, k1: IndexSlot.mappedMarker | 20, tag: 9)]), "starts before the keys")
+        XCTAssertNil(scan([slot(k0: 1500, k1: IndexSlot.mappedMarker | 15, tag: 9)]), "a length that is inline")
+        XCTAssertNil(scan([slot(k0: 0xDEAD_BEEF, k1: IndexSlot.boxedMarker | 20, tag: 9)]), "a box pointer")
+        XCTAssertNil(scan([slot(k0: 1500, k1: IndexSlot.mappedMarker | (1 << 40) | 20, tag: 9)]), "bits above the length")
+        XCTAssertNil(scan([slot(k0: 1, k1: 16 << 56, tag: 9)]), "an unknown marker")
+        XCTAssertEqual(scan([slot(k0: 0xDEAD_BEEF, k1: IndexSlot.boxedMarker | 20, tag: 0)]), 0, "an empty slot's bytes are not read")
     }
 }

@@ -11,4 +11,15 @@ enum Checksum {
     static func crc32c(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { crc32c($0) }
     }
+
+    /// CRC32C in three lanes at once (`strata_crc32c_lanes`): for large blocks checked as
+    /// a whole, where a plain CRC32C's one dependency chain is the bottleneck.
+    @inline(__always)
+    static func lanes(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        strata_crc32c_lanes(bytes.baseAddress, bytes.count)
+    }
+
+    static func lanes(_ bytes: [UInt8]) -> UInt32 {
+        bytes.withUnsafeBytes { lanes($0) }
+    }
 }

@@ -18,7 +18,7 @@
 // Layout (docs/FORMAT.md, "Index image"; integers little-endian, slots in native order,
 // which the loader requires to be little-endian):
 //   header, 64 bytes:
-//     0  8  magic "STRATAIX"      8  4  version (1)         12 4  CRC32C of the keys
+//     0  8  magic "STRATAIX"      8  4  version (1)         12 4  lane checksum of the keys
 //     16 8  hash seed             24 8  sequence: the last commit the image reflects
 //     32 8  pages start (64)      40 8  keys start (end of the pages)
 //     48 8  directory start (end of the keys)   56 4  directory length   60 4  CRC32C of 0..<60
@@ -30,7 +30,9 @@
 //     u32 table count, then per table: u32 table, u64 key count, its root node
 //     node: u8 kind; a branch (0): u8 shift, u8 fan-out bits, u16 children present, then
 //       per child u16 position and the child node; a page (1): u8 shift, u32 capacity,
-//       u32 count, u64 offset of its slots, u32 CRC32C of its slots
+//       u32 count, u64 offset of its slots, u32 lane checksum of its slots (Checksum.lanes)
+
+import CStrataSupport
 
 /// A loaded image's mapping, kept alive by every index (and copy of one) with pages or
 /// keys in it.
@@ -129,7 +131,7 @@ final class IndexImage: Sendable {
                 directory.appendLE32(UInt32(node.capacity))
                 directory.appendLE32(UInt32(node.count))
                 directory.appendLE64(UInt64(start))
-                directory.appendLE32(out.withUnsafeBytes { Checksum.crc32c(UnsafeRawBufferPointer(rebasing: $0[start...])) })
+                directory.appendLE32(out.withUnsafeBytes { Checksum.lanes(UnsafeRawBufferPointer(rebasing: $0[start...])) })
                 return
             }
             directory.append(0)
@@ -159,7 +161,7 @@ final class IndexImage: Sendable {
             let p = raw.baseAddress!
             for (i, byte) in magic.enumerated() { p.storeBytes(of: byte, toByteOffset: i, as: UInt8.self) }
             p.storeLE32(version, at: 8)
-            p.storeLE32(Checksum.crc32c(keys), at: 12)
+            p.storeLE32(Checksum.lanes(keys), at: 12)
             p.storeLE64(seed, at: 16)
             p.storeLE64(coverage.sequence, at: 24)
             p.storeLE64(UInt64(headerSize), at: 32)
@@ -230,7 +232,7 @@ final class IndexImage: Sendable {
             throw Unusable(reason: "directory checksum mismatch")
         }
         let keyBytes = region.bytes(at: Int(keysStart), count: Int(directoryStart - keysStart), limit: size)!
-        guard header.le32(12) == Checksum.crc32c(keyBytes) else { throw Unusable(reason: "keys checksum mismatch") }
+        guard header.le32(12) == Checksum.lanes(keyBytes) else { throw Unusable(reason: "keys checksum mismatch") }
         let image = IndexImage(region: region)
         var reader = DirectoryReader(bytes: body)
         var segments: [CoveredSegment] = []
@@ -300,20 +302,13 @@ final class IndexImage: Sendable {
                 throw Unusable(reason: "page out of bounds")
             }
             let bytes = image.region.bytes(at: offset, count: capacity * slotSize, limit: bounds.pages.upperBound)!
-            guard Checksum.crc32c(bytes) == crc else { throw Unusable(reason: "page at \(offset): checksum mismatch") }
-            let slots = bytes.baseAddress!.assumingMemoryBound(to: IndexSlot.self)
+            guard Checksum.lanes(bytes) == crc else { throw Unusable(reason: "page at \(offset): checksum mismatch") }
             var used = 0
-            for i in 0 ..< capacity where slots[i].tag != 0 {
-                used += 1
-                let slot = slots[i]
-                if slot.isInline { continue }
-                let length = Int(truncatingIfNeeded: slot.k1 & 0xFFFF_FFFF)
-                guard slot.isMapped, slot.k1 & 0x00FF_FFFF_0000_0000 == 0, length > IndexKey.inlineCapacity,
-                      slot.k0 >= UInt64(bounds.keys.lowerBound), slot.k0 <= UInt64(bounds.keys.upperBound),
-                      length <= bounds.keys.upperBound - Int(slot.k0) else {
-                    throw Unusable(reason: "page at \(offset): a key out of bounds")
-                }
+            guard strata_index_page_scan(bytes.baseAddress, capacity, UInt64(bounds.keys.lowerBound),
+                                         UInt64(bounds.keys.upperBound), &used) == 1 else {
+                throw Unusable(reason: "page at \(offset): a slot is neither an inline key nor a key in the image")
             }
+            let slots = bytes.baseAddress!.assumingMemoryBound(to: IndexSlot.self)
             guard used == count else { throw Unusable(reason: "page at \(offset): count \(count) but \(used) keys") }
             seen += count
             return IndexNode(imagePageAt: shift, capacity: capacity, count: count, slots: slots)
