@@ -161,6 +161,8 @@ public final class Store: @unchecked Sendable {
     let openedImageCoverage: IndexImage.Coverage?
     /// The key of the index's hash (IndexHash.swift), fixed from open to close.
     let indexSeed: UInt64
+    /// Log bytes sealed since the last index image was handed to be written (gate).
+    var logBytesSinceImage = 0
 
     // Guarded by `fileNumbers`: the next number for a new segment file (log or compacted).
     let fileNumbers: Locked<UInt32>
@@ -463,28 +465,13 @@ public final class Store: @unchecked Sendable {
     }
 
     /// The index as an image (IndexImage.swift), so the next open maps it instead of
-    /// rebuilding it from the hints. A cache, like a hint: not synced, checked at open, and
-    /// a failure to write it costs only a slower next open. None in an encrypted store.
+    /// rebuilding it from the hints, unless the image on disk is already this index. A cache,
+    /// like a hint: not synced, checked at open, and a failure to write it costs only a
+    /// slower next open. None in an encrypted store.
     private func writeIndexImage() {
-        guard storeCipher == nil else { return }
-        // A compaction stopped between publishing its outputs and switching the index to
-        // them leaves the index pointing into inputs MANIFEST no longer lists: no image then
-        // (and none of before, which the outputs would contradict only by their numbers).
-        guard Set(manifestLock.withLock { $0.entries.keys }) == Set(writerSpace.keys) else {
-            try? fileSystem.remove(path + "/" + IndexImage.fileName)
-            return
-        }
-        let coverage = IndexImage.Coverage(
-            segments: writerSpace.keys.sorted().map { id in
-                let space = writerSpace[id]!
-                return IndexImage.CoveredSegment(id: id, wasActive: !space.sealed, length: space.sealed ? space.diskBytes : activeSize,
-                                                 rawValueBytes: space.rawValueBytes, storedValueBytes: space.storedValueBytes,
-                                                 liveBytes: space.liveBytes)
-            },
-            sequence: lastAppendedSequence)
-        if coverage == openedImageCoverage { return }   // the image on disk is this index
-        let bytes = IndexImage.encode(tables: writerDirectory.tables, seed: writerDirectory.seed, coverage: coverage)
-        try? Store.writeFileAtomically(directory: path, name: IndexImage.fileName, bytes: bytes, fileSystem: fileSystem, durable: false)
+        guard let coverage = indexImageCoverage(), coverage != openedImageCoverage else { return }
+        Store.writeIndexImage(tables: writerDirectory.tables, seed: writerDirectory.seed, coverage: coverage,
+                              path: path, fileSystem: fileSystem)
     }
 
     private func writeCleanShutdownMarker() throws {

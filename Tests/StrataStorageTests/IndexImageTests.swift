@@ -124,6 +124,40 @@ final class IndexImageTests: XCTestCase {
         XCTAssertNotNil(IndexImage.mismatch(cover, found: [(0, 64, .log), (1, 4096, .log), (2, 100, .log)]),
                         "an older segment it does not cover")
         XCTAssertNotNil(IndexImage.mismatch(cover, found: [(2, 100, .log), (1, 4096, .log)]), "a sealed one now active")
+        // What an open would replay after it: what the active one grew by, and later segments.
+        XCTAssertEqual(IndexImage.replayBytes(cover, found: [(1, 4096, .log), (2, 900, .log), (3, 64, .log)]).covered, 4196)
+        XCTAssertEqual(IndexImage.replayBytes(cover, found: [(1, 4096, .log), (2, 900, .log), (3, 64, .log)]).after, 864)
+    }
+
+    /// A store that is never closed still gets images: a roll writes one (off the commit
+    /// path) once twice the image's size in log was sealed since the last, so an open after
+    /// a crash replays only the log since then, and the replay is checked by the same answers.
+    func testRollsWriteImagesSoACrashReplaysOnlyTheLogSinceTheLast() throws {
+        let dir = TemporaryDirectory("index-image-roll")
+        var small = options(segmentSize: 16 << 10)
+        small.autoCompaction = .disabled
+        var expected: [String: String] = [:]
+        let crashed = TemporaryDirectory("index-image-roll-crashed")
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            // ~1 MB of log over 2,000 keys: an image is due every ~190 KB.
+            for round in 0 ..< 7 { try fill(store, from: 0, count: 2_000, tag: "r\(round)") }
+            try fill(store, from: 1_000, count: 100, tag: "b")
+            model(0 ..< 2_000, tag: "r6", into: &expected)
+            model(1_000 ..< 1_100, tag: "b", into: &expected)
+            store.waitForSealedHints()
+            XCTAssertTrue(FileManager.default.fileExists(atPath: dir.url.appendingPathComponent(IndexImage.fileName).path),
+                          "no roll wrote an image")
+            for name in try FileManager.default.contentsOfDirectory(atPath: dir.url.path) where name != "LOCK" {
+                try FileManager.default.copyItem(at: dir.url.appendingPathComponent(name), to: crashed.url.appendingPathComponent(name))
+            }
+            try store.close()
+        }
+        let store = try Store(directory: crashed.url, options: small)
+        let coverage = try XCTUnwrap(store.openedImageCoverage, "the open after the crash did not use the roll's image")
+        XCTAssertGreaterThan(coverage.sequence, 0)
+        XCTAssertLessThan(coverage.sequence, store.lastSequence, "the image covered everything: nothing was replayed")
+        try expect(store, expected)
     }
 
     // MARK: Through the store

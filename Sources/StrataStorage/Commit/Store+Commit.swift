@@ -346,6 +346,9 @@ extension Store {
         activeWriter = RecordWriter(cipher: next.cipher)
         activeHint = ActiveHint(limit: Store.activeHintLimit(segmentSize: options.segmentSize))
         writerDirectory.active = SegmentView(id: next.id, region: next.region, length: dataStart, cipher: next.cipher)
+        logBytesSinceImage += oldSize
+        // (Not for a compaction's roll: its switch would make the image stale at once.)
+        if writeHint, logBytesSinceImage >= Store.imageInterval(keys: writerDirectory.keyCount, segmentSize: options.segmentSize) { writeIndexImageInBackground() }
         syncMonitor.withLock {
             appendedEnd = (next.id, dataStart)
             appendedFile = next.file
@@ -404,6 +407,55 @@ extension Store {
         // then waits for this queue; and it would keep the store's lock held meanwhile.
         sealedHints.async { [path, storeCipher, fileSystem, sealScanCount] in
             Store.writeHint(job, path: path, cipher: storeCipher, fileSystem: fileSystem, scans: sealScanCount)
+        }
+    }
+
+    // MARK: Index image
+
+    /// How much log a roll lets accumulate before it writes a new index image: twice the
+    /// image's size (about 48 bytes a key), at least two segments. An open after a crash
+    /// replays at most about that much onto the last image; images add at most half as many
+    /// bytes again as the log.
+    static func imageInterval(keys: Int, segmentSize: Int) -> Int { max(2 * segmentSize, keys * 96) }
+
+    /// What an image of the writer's index would cover now (gate held): every segment the
+    /// space accounting knows, the active one as far as it is written. Nil in an encrypted
+    /// store, and while a compaction is between publishing its outputs and switching the
+    /// index to them (the index points into inputs MANIFEST no longer lists).
+    func indexImageCoverage() -> IndexImage.Coverage? {
+        guard storeCipher == nil, Set(manifestLock.withLock { $0.entries.keys }) == Set(writerSpace.keys) else { return nil }
+        return IndexImage.Coverage(
+            segments: writerSpace.keys.sorted().map { id in
+                let space = writerSpace[id]!
+                return IndexImage.CoveredSegment(id: id, wasActive: !space.sealed, length: space.sealed ? space.diskBytes : activeSize,
+                                                 rawValueBytes: space.rawValueBytes, storedValueBytes: space.storedValueBytes,
+                                                 liveBytes: space.liveBytes)
+            },
+            sequence: lastAppendedSequence)
+    }
+
+    /// Hands the writer's index, as of this roll, to the background writer to be written as
+    /// the index image (gate held). Copying the directory is O(1): the writer copies the
+    /// pages it changes from now on, as for any snapshot. Everything the image covers is
+    /// durable: the roll synced the sealed segment, and the new one holds only its header.
+    private func writeIndexImageInBackground() {
+        guard let coverage = indexImageCoverage() else { return }
+        logBytesSinceImage = 0
+        let tables = writerDirectory.tables, seed = writerDirectory.seed
+        sealedHints.async { [path, fileSystem] in
+            Store.writeIndexImage(tables: tables, seed: seed, coverage: coverage, path: path, fileSystem: fileSystem)
+        }
+    }
+
+    /// Writes `tables` as the index image covering `coverage`; on failure, removes any
+    /// image of before (it may no longer fit) and carries on: the image is a cache.
+    static func writeIndexImage(tables: [UInt32: HashIndex], seed: UInt64, coverage: IndexImage.Coverage,
+                                path: String, fileSystem: any FileSystem) {
+        let bytes = IndexImage.encode(tables: tables, seed: seed, coverage: coverage)
+        do {
+            try Store.writeFileAtomically(directory: path, name: IndexImage.fileName, bytes: bytes, fileSystem: fileSystem, durable: false)
+        } catch {
+            try? fileSystem.remove(path + "/" + IndexImage.fileName)
         }
     }
 

@@ -175,6 +175,17 @@ final class IndexImage: Sendable {
 
     // MARK: Reading
 
+    /// The bytes of log an image covering `coverage` stands for, and those an open would
+    /// read after it (the segments it does not cover, and what the one active then grew by).
+    /// Applying entries onto the image one at a time costs about what building the index
+    /// whole costs per entry, so an open uses the image only while `after` ≤ `covered`.
+    static func replayBytes(_ coverage: Coverage, found: [(number: UInt32, size: Int, kind: SegmentKind)]) -> (covered: Int, after: Int) {
+        let covered = Dictionary(coverage.segments.map { ($0.id, $0.length) }, uniquingKeysWith: { first, _ in first })
+        var after = 0
+        for segment in found { after += segment.size - min(segment.size, covered[segment.number] ?? 0) }
+        return (coverage.segments.reduce(0) { $0 + $1.length }, after)
+    }
+
     /// Why an image covering `coverage` cannot stand for the segments `found` (number, size,
     /// kind; in replay order, the last one active), or nil if it can: each covered segment is
     /// there, sealed ones as long as they were, the one active then at least as long (and a

@@ -489,8 +489,11 @@ private struct Recovery {
             let file = try fs.openFile(imagePath, create: false, readOnly: true)
             defer { file.close() }
             let loaded = try IndexImage.load(try file.map(length: try file.size()))
-            if let problem = IndexImage.mismatch(loaded.coverage, found: found.map { ($0.number, $0.size, $0.info.kind) }) {
-                throw IndexImage.Unusable(reason: problem)
+            let segments = found.map { ($0.number, $0.size, $0.info.kind) }
+            if let problem = IndexImage.mismatch(loaded.coverage, found: segments) { throw IndexImage.Unusable(reason: problem) }
+            let replay = IndexImage.replayBytes(loaded.coverage, found: segments)
+            if replay.after > replay.covered {
+                throw IndexImage.Unusable(reason: "the log after it (\(replay.after) bytes) outweighs what it covers (\(replay.covered) bytes): building the index whole is faster")
             }
             return loaded
         } catch {
