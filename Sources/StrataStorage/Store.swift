@@ -163,6 +163,9 @@ public final class Store: @unchecked Sendable {
     let indexSeed: UInt64
     /// Log bytes sealed since the last index image was handed to be written (gate).
     var logBytesSinceImage = 0
+    /// What the newest index image covers: the one opened, or the last handed to the
+    /// background writer (gate).
+    var lastImageCoverage: IndexImage.Coverage?
 
     // Guarded by `fileNumbers`: the next number for a new segment file (log or compacted).
     let fileNumbers: Locked<UInt32>
@@ -245,6 +248,7 @@ public final class Store: @unchecked Sendable {
         activeHint = recovered.activeHint
         lastAppendedSequence = recovered.directory.sequence
         openedImageCoverage = recovered.imageCoverage
+        lastImageCoverage = recovered.imageCoverage
         indexSeed = recovered.directory.seed
         fileNumbers = Locked(recovered.nextFileNumber)
         manifestLock = Locked(recovered.manifest)
@@ -468,8 +472,18 @@ public final class Store: @unchecked Sendable {
     /// rebuilding it from the hints, unless the image on disk is already this index. A cache,
     /// like a hint: not synced, checked at open, and a failure to write it costs only a
     /// slower next open. None in an encrypted store.
+    ///
+    /// Nor when the newest image still fits and the log after it is small (at most 4 bytes a
+    /// key, 1 MiB at least): writing a new one costs more (~50 ms a million keys) than the
+    /// next open's replay of that much log.
     private func writeIndexImage() {
-        guard let coverage = indexImageCoverage(), coverage != openedImageCoverage else { return }
+        guard let coverage = indexImageCoverage(), coverage != lastImageCoverage else { return }
+        if let last = lastImageCoverage {
+            let segments = coverage.segments.sorted { a, b in !a.wasActive && b.wasActive || (a.wasActive == b.wasActive && a.id < b.id) }
+                .map { (number: $0.id, size: $0.length, kind: writerSpace[$0.id]?.kind ?? .log) }
+            if IndexImage.mismatch(last, found: segments) == nil,
+               IndexImage.replayBytes(last, found: segments).after <= max(1 << 20, writerDirectory.keyCount * 4) { return }
+        }
         Store.writeIndexImage(tables: writerDirectory.tables, seed: writerDirectory.seed, coverage: coverage,
                               path: path, fileSystem: fileSystem)
     }

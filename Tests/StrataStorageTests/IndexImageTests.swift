@@ -369,4 +369,42 @@ final class IndexImageTests: XCTestCase {
         XCTAssertNil(scan([slot(k0: 1, k1: 16 << 56, tag: 9)]), "an unknown marker")
         XCTAssertEqual(scan([slot(k0: 0xDEAD_BEEF, k1: IndexSlot.boxedMarker | 20, tag: 0)]), 0, "an empty slot's bytes are not read")
     }
+
+    /// Close writes no new image while the newest still fits and little log follows it (the
+    /// next open replays that little); after more, it writes one.
+    func testCloseRewritesTheImageOnlyWhenMuchLogFollowsIt() throws {
+        let dir = TemporaryDirectory("index-image-close")
+        var small = options(segmentSize: 64 << 10)
+        small.autoCompaction = .disabled
+        var expected: [String: String] = [:]
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            try fill(store, from: 0, count: 3_000, tag: "a")
+            try store.close()
+        }
+        model(0 ..< 3_000, tag: "a", into: &expected)
+        let imagePath = dir.url.appendingPathComponent(IndexImage.fileName).path
+        func inode() throws -> Int { try XCTUnwrap(FileManager.default.attributesOfItem(atPath: imagePath)[.systemFileNumber] as? Int) }
+        let first = try inode()
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            try fill(store, from: 100, count: 5, tag: "b")   // a few hundred bytes of log
+            try store.close()
+        }
+        model(100 ..< 105, tag: "b", into: &expected)
+        XCTAssertEqual(try inode(), first, "close rewrote the image for a few records")
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            XCTAssertNotNil(store.openedImageCoverage)
+            try expect(store, expected)
+            // Over 1 MiB of log: the next close writes a new image.
+            for round in 0 ..< 8 { try fill(store, from: 0, count: 3_000, tag: "c\(round)") }
+            try store.close()
+        }
+        model(0 ..< 3_000, tag: "c7", into: &expected)
+        XCTAssertNotEqual(try inode(), first, "close kept an image with over 1 MiB of log after it")
+        let store = try Store(directory: dir.url, options: small)
+        XCTAssertNotNil(store.openedImageCoverage)
+        try expect(store, expected)
+    }
 }

@@ -441,6 +441,7 @@ extension Store {
     private func writeIndexImageInBackground() {
         guard let coverage = indexImageCoverage() else { return }
         logBytesSinceImage = 0
+        lastImageCoverage = coverage
         let tables = writerDirectory.tables, seed = writerDirectory.seed
         sealedHints.async { [path, fileSystem] in
             Store.writeIndexImage(tables: tables, seed: seed, coverage: coverage, path: path, fileSystem: fileSystem)

@@ -110,21 +110,25 @@ final class IndexImage: Sendable {
         }
         func writeNode(_ node: IndexNode, image oldBase: UnsafeRawPointer?) {
             if let slots = node.slots {
+                // The page copied whole, then its empty slots zeroed (they may hold a removed
+                // key's stale words) and its long keys moved into the keys section.
                 let start = out.count
-                for i in 0 ..< node.capacity {
-                    var slot = slots[i]
-                    if slot.tag == 0 {
-                        slot = IndexSlot(k0: 0, k1: 0, segment: 0, offset: 0, size: 0, tag: 0)
-                    } else if !slot.isInline {
-                        let offset = keysStart + keys.count
-                        let length = slot.withLongKey(image: oldBase) { bytes in
-                            keys.append(contentsOf: bytes)
-                            return bytes.count
+                out.append(contentsOf: UnsafeRawBufferPointer(start: slots, count: node.capacity * slotSize))
+                out.withUnsafeMutableBytes { raw in
+                    let copied = (raw.baseAddress! + start).assumingMemoryBound(to: IndexSlot.self)
+                    for i in 0 ..< node.capacity {
+                        if copied[i].tag == 0 {
+                            copied[i] = IndexSlot(k0: 0, k1: 0, segment: 0, offset: 0, size: 0, tag: 0)
+                        } else if !copied[i].isInline {
+                            let offset = keysStart + keys.count
+                            let length = slots[i].withLongKey(image: oldBase) { bytes in
+                                keys.append(contentsOf: bytes)
+                                return bytes.count
+                            }
+                            copied[i].k0 = UInt64(offset)
+                            copied[i].k1 = IndexSlot.mappedMarker | UInt64(length)
                         }
-                        slot.k0 = UInt64(offset)
-                        slot.k1 = IndexSlot.mappedMarker | UInt64(length)
                     }
-                    withUnsafeBytes(of: &slot) { out.append(contentsOf: $0) }
                 }
                 directory.append(1)
                 directory.append(UInt8(node.shift))
