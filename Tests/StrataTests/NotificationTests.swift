@@ -206,26 +206,3 @@ enum MainActorFree {
         return realm.objects(User.self).changes
     }
 }
-
-extension NotificationTests {
-    /// The change log keeps, beyond the newest commit, a bounded number of changed objects:
-    /// a commit of many objects is dropped at the next commit (a listener that needs it
-    /// recomputes), not kept until 4,096 later commits pushed it out.
-    func testTheChangeLogDropsALargeChangeSetAtTheNextCommit() {
-        func changes(_ count: Int, from first: Int) -> CommitChanges {
-            var table = TableChanges()
-            for n in first ..< first + count { table.inserted.insert(ObjectKey(Array("k\(n)".utf8))) }
-            return CommitChanges(tables: [7: table], propertyCounts: [7: 1])
-        }
-        let log = ChangeLog(startingAt: 0, changeBudget: 100)
-        log.record(1, changes(10, from: 0))
-        log.record(2, changes(500, from: 10))
-        XCTAssertNil(log.changes(after: 0, through: 2), "commit 1 is kept beside a newest commit over the budget")
-        XCTAssertEqual(log.changes(after: 1, through: 2)?.tables[7]?.inserted.count, 500, "the newest is always kept")
-        log.record(3, changes(5, from: 600))
-        XCTAssertNil(log.changes(after: 1, through: 3), "the large commit 2 outlived the next commit")
-        XCTAssertEqual(log.changes(after: 2, through: 3)?.tables[7]?.inserted.count, 5)
-        log.record(4, changes(5, from: 700))
-        XCTAssertEqual(log.changes(after: 2, through: 4)?.tables[7]?.inserted.count, 10, "small commits stay within the budget")
-    }
-}

@@ -121,27 +121,19 @@ struct CommitChanges: Sendable {
     }
 }
 
-/// Commit change sets of one store, kept for the most recent commits: at most `capacity`
-/// commits, and beyond the newest one at most `changeBudget` changed objects in all. (A
-/// commit of a million objects was kept until 4,096 later commits pushed it out: tens of
-/// MiB held, and freed only then.) A reader that needs an older change set recomputes.
+/// Commit change sets of one store, kept for the most recent commits.
 final class ChangeLog: @unchecked Sendable {
     private let lock = NSLock()
     /// nil: the commit happened but what it changed is unknown (made through the engine API).
     private var entries: [UInt64: CommitChanges?] = [:]
-    /// Changed objects per recorded commit, and their total.
-    private var weights: [UInt64: Int] = [:]
-    private var totalWeight = 0
     /// Every sequence up to this one has been recorded (or is older than the log).
     private var recordedThrough: UInt64
     private var oldest: UInt64
     private let capacity = 4096
-    let changeBudget: Int
 
-    init(startingAt sequence: UInt64, changeBudget: Int = 1 << 16) {
+    init(startingAt sequence: UInt64) {
         recordedThrough = sequence
         oldest = sequence
-        self.changeBudget = changeBudget
     }
 
     /// Records what commit `sequence` changed; nil when unknown.
@@ -149,12 +141,9 @@ final class ChangeLog: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         entries[sequence] = .some(changes)
-        let weight = changes?.tables.values.reduce(0) { $0 + $1.count } ?? 0
-        totalWeight += weight - (weights.updateValue(weight, forKey: sequence) ?? 0)
         while entries[recordedThrough + 1] != nil { recordedThrough += 1 }
-        while entries.count > capacity || (totalWeight > changeBudget && entries.count > 1) {
+        while entries.count > capacity {
             entries[oldest + 1] = nil
-            totalWeight -= weights.removeValue(forKey: oldest + 1) ?? 0
             oldest += 1
         }
     }
