@@ -407,4 +407,49 @@ final class IndexImageTests: XCTestCase {
         XCTAssertNotNil(store.openedImageCoverage)
         try expect(store, expected)
     }
+
+    /// Readers on snapshots of an index read in place from its image while a writer changes
+    /// it (copying pages out of the mapping) and rolls segments (images written in the
+    /// background from a copy of the index): every snapshot sees one commit whole. Run
+    /// under TSan by `make tsan`.
+    func testReadersAndAWriterOnAnIndexOpenedFromItsImage() throws {
+        let dir = TemporaryDirectory("index-image-concurrent")
+        var small = options(segmentSize: 16 << 10, durability: .none)
+        small.autoCompaction = .disabled
+        let keys = 400
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            try store.write { tx in for i in 0 ..< keys { try tx.put(table: 1, key: bytes("key-\(i)-of-the-group"), value: bytes("0")) } }
+            try store.close()
+        }
+        let store = try Store(directory: dir.url, options: small)
+        XCTAssertNotNil(store.openedImageCoverage)
+        let done = Locked(false), failures = Locked<[String]>([])
+        let readers = (0 ..< 2).map { reader in
+            Thread {
+                var rng = SplitMix64(seed: baseSeed &+ UInt64(reader))
+                while !done.withLock({ $0 }) {
+                    let snapshot = store.snapshot()
+                    var seen: Set<[UInt8]> = []
+                    for _ in 0 ..< 20 {
+                        let i = Int(rng.next() % UInt64(keys))
+                        guard let value = try? snapshot.get(table: 1, key: bytes("key-\(i)-of-the-group")) else {
+                            failures.withLock { $0.append("key-\(i) missing at \(snapshot.sequence)") }
+                            continue
+                        }
+                        seen.insert(value)
+                    }
+                    if seen.count > 1 { failures.withLock { $0.append("snapshot \(snapshot.sequence) mixes commits") } }
+                }
+            }
+        }
+        readers.forEach { $0.start() }
+        for round in 1 ... 60 {
+            try store.write { tx in for i in 0 ..< keys { try tx.put(table: 1, key: bytes("key-\(i)-of-the-group"), value: bytes("\(round)")) } }
+        }
+        done.withLock { $0 = true }
+        while readers.contains(where: { !$0.isFinished }) { usleep(1_000) }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        XCTAssertNil(store.checkInvariants())
+    }
 }
