@@ -4,14 +4,17 @@
 // Why: rebuilding a million keys from their hints took 0.25–0.4 s an open (the hints are
 // read in 20 ms; the time is building the trie). The image holds the trie's pages exactly
 // as they lie in memory (32-byte slots, HashIndex.swift), so opening is: check the header
-// and the directory, check each page (CRC32C and its slots), and point the page nodes at
-// the mapping. A page is copied into memory the first time a commit changes it, as a page
+// and the directory, check each page (a three-lane CRC32C and, in C, its slots: every used
+// one an inline key or a key inside the keys section), and point the page nodes at the
+// mapping. The check reads every page once (~10 ms a million keys); checking each page
+// when first touched instead is the next step (docs/benchmarks.md). A page is copied into memory the first time a commit changes it, as a page
 // shared with a snapshot is today. Keys longer than 15 bytes are read in place too (slots
 // marked `mappedMarker`, holding the offset of their bytes in the image).
 //
 // It is a cache, like a hint: written off the commit path (at close, after the segments
-// are synced), never synced itself, and used only when it checks out — its CRCs, and its
-// list of the segments it covers against the segments the manifest lists. Anything else
+// are synced, and by the background hint writer every few rolls), never synced itself, and
+// used only when it checks out — its checksums, and its list of the segments it covers
+// against the segments the manifest lists. Anything else
 // (a compaction since, a damaged page, another byte order) and the open rebuilds from the
 // hints as before. Encrypted stores write none: the image would hold their keys in clear.
 //
