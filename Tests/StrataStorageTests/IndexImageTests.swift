@@ -452,4 +452,35 @@ final class IndexImageTests: XCTestCase {
         XCTAssertEqual(failures.withLock { $0 }, [])
         XCTAssertNil(store.checkInvariants())
     }
+
+    /// A compaction retires the segments the image names; it writes a new image at its end
+    /// (its commits durable), so an open after a crash right then maps that instead of
+    /// rebuilding. With `.none` durability the tail need not be durable: no image then.
+    func testACompactionLeavesAnImageOfItsResult() throws {
+        for durability in [Durability.full, .none] {
+            let dir = TemporaryDirectory("index-image-compaction")
+            var small = options(segmentSize: 64 << 10, durability: durability)
+            small.autoCompaction = .disabled
+            var expected: [String: String] = [:]
+            let crashed = TemporaryDirectory("index-image-compaction-crashed")
+            do {
+                let store = try Store(directory: dir.url, options: small)
+                try fill(store, from: 0, count: 4_000, tag: "a")
+                try fill(store, from: 0, count: 3_000, tag: "b")
+                model(0 ..< 4_000, tag: "a", into: &expected)
+                model(0 ..< 3_000, tag: "b", into: &expected)
+                XCTAssertGreaterThan(try store.compact().segmentsCompacted, 0)
+                store.waitForSealedHints()
+                for name in try FileManager.default.contentsOfDirectory(atPath: dir.url.path) where name != "LOCK" && !name.hasSuffix(".tmp") {
+                    try FileManager.default.copyItem(at: dir.url.appendingPathComponent(name), to: crashed.url.appendingPathComponent(name))
+                }
+                try store.close()
+            }
+            let store = try Store(directory: crashed.url, options: small)
+            if durability == .full {
+                XCTAssertNotNil(store.openedImageCoverage, "the open after the compaction rebuilt the index")
+            }
+            try expect(store, expected)
+        }
+    }
 }

@@ -434,11 +434,12 @@ extension Store {
             sequence: lastAppendedSequence)
     }
 
-    /// Hands the writer's index, as of this roll, to the background writer to be written as
-    /// the index image (gate held). Copying the directory is O(1): the writer copies the
-    /// pages it changes from now on, as for any snapshot. Everything the image covers is
-    /// durable: the roll synced the sealed segment, and the new one holds only its header.
-    private func writeIndexImageInBackground() {
+    /// Hands the writer's index, as it stands, to the background writer to be written as
+    /// the index image (gate held; by a roll, and at the end of a compaction). Copying the
+    /// directory is O(1): the writer copies the pages it changes from now on, as for any
+    /// snapshot. The caller makes sure everything the image covers is durable (a roll has
+    /// just synced the sealed segment, and the new one holds only its header).
+    func writeIndexImageInBackground() {
         guard let coverage = indexImageCoverage() else { return }
         logBytesSinceImage = 0
         lastImageCoverage = coverage

@@ -333,6 +333,11 @@ extension Store {
                 writerSpace[input.number] = nil
             }
             publishWriterState()
+            // The index image of before names the inputs: a new one, so that an open after a
+            // crash need not rebuild the index. Only if every commit it would hold is durable
+            // (with `.normal` or `.none` the active segment's tail may not be): an image must
+            // never point into bytes a crash can take back.
+            if syncMonitor.withLock({ syncedSequence >= lastAppendedSequence }) { writeIndexImageInBackground() }
         }
         do {
             for input in inputs {
