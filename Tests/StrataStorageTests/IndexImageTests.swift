@@ -483,4 +483,27 @@ final class IndexImageTests: XCTestCase {
             try expect(store, expected)
         }
     }
+
+    /// Keys an attacker chooses must not collide under every seed: a long key holding the
+    /// hash's public multiplier constant in a word zeroed the product, and with it the seed
+    /// and every byte before (all such keys of one length then shared one hash).
+    func testKeysHoldingTheHashConstantsDoNotCollide() {
+        var rng = SplitMix64(seed: baseSeed &+ 29)
+        let seed = rng.next()
+        let constant = withUnsafeBytes(of: UInt64(0xE703_7ED1_A0B4_28DB).littleEndian) { Array($0) }
+        for layout in 0 ..< 3 {
+            var hashes: Set<UInt64> = []
+            for _ in 0 ..< 200 {
+                let varying = (0 ..< 8).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+                let key: [UInt8]
+                switch layout {
+                case 0: key = constant + varying + [UInt8](repeating: 7, count: 16)   // a full block
+                case 1: key = varying + [UInt8](repeating: 7, count: 8) + constant + [1, 2]   // the tail
+                default: key = Array(varying.prefix(7)) + constant   // 15 bytes: inline
+                }
+                hashes.insert(IndexHash.hash(IndexKey(key), seed: seed))
+            }
+            XCTAssertEqual(hashes.count, 200, "layout \(layout): keys holding the constant collide")
+        }
+    }
 }

@@ -6,7 +6,9 @@
 // by whoever maps it). The hash is keyed instead by a 64-bit seed chosen at random when an
 // index is built and kept in its image: keys a remote server chooses cannot be aimed at one
 // page without knowing the seed. It is not a cryptographic MAC; it is also ~5× cheaper than
-// SipHash on an inline key (two 128-bit multiplies).
+// SipHash on an inline key (two 128-bit multiplies). Both operands of every multiply are
+// keyed: were one of them only a public constant xor key bytes, a key holding that constant
+// would zero the product and with it the seed, and such keys would collide under any seed.
 
 enum IndexHash {
     private static let p0: UInt64 = 0xA076_1D64_78BD_642F
@@ -25,7 +27,7 @@ enum IndexHash {
     static func hash(_ key: IndexKey, seed: UInt64) -> UInt64 {
         if !key.isHeap {
             let (lo, hi) = key.inlineWords
-            return mix(mix(lo ^ p0 ^ seed, hi ^ p1) ^ seed, p2)
+            return mix(mix(lo ^ p0 ^ seed, hi ^ p1 ^ seed) ^ seed, p2)
         }
         return key.withBytes { hash(bytes: $0, seed: seed) }
     }
@@ -37,7 +39,7 @@ enum IndexHash {
         while offset + 16 <= bytes.count {
             let a = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
             let b = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
-            state = mix(a ^ p1, b ^ state)
+            state = mix(a ^ p1 ^ seed, b ^ state)
             offset += 16
         }
         var tail: (UInt64, UInt64) = (0, 0)
@@ -45,7 +47,7 @@ enum IndexHash {
         if rest > 0 {
             withUnsafeMutableBytes(of: &tail) { $0.baseAddress!.copyMemory(from: bytes.baseAddress! + offset, byteCount: rest) }
         }
-        state = mix(UInt64(littleEndian: tail.0) ^ p1, UInt64(littleEndian: tail.1) ^ state)
+        state = mix(UInt64(littleEndian: tail.0) ^ p1 ^ seed, UInt64(littleEndian: tail.1) ^ state)
         return mix(state ^ UInt64(bytes.count), p2)
     }
 

@@ -21,7 +21,7 @@
 // Layout (docs/FORMAT.md, "Index image"; integers little-endian, slots in native order,
 // which the loader requires to be little-endian):
 //   header, 64 bytes:
-//     0  8  magic "STRATAIX"      8  4  version (1)         12 4  lane checksum of the keys
+//     0  8  magic "STRATAIX"      8  4  version (2)         12 4  lane checksum of the keys
 //     16 8  hash seed             24 8  sequence: the last commit the image reflects
 //     32 8  pages start (64)      40 8  keys start (end of the pages)
 //     48 8  directory start (end of the keys)   56 4  directory length   60 4  CRC32C of 0..<60
@@ -50,7 +50,9 @@ final class IndexImage: Sendable {
 
     static let fileName = "INDEX"
     static let magic: [UInt8] = Array("STRATAIX".utf8)
-    static let version: UInt32 = 1
+    /// 2: the hash keys both operands of each multiply (IndexHash.swift); an image of
+    /// version 1 files keys by the hash of before and is refused (the open rebuilds).
+    static let version: UInt32 = 2
     static let headerSize = 64
     private static let slotSize = MemoryLayout<IndexSlot>.stride
 
