@@ -30,6 +30,15 @@ final class IndexImageTests: XCTestCase {
               sequence: 77)
     }
 
+    /// The store's files as a crash now would leave them (the store stays open): every file
+    /// but the lock and unfinished `.tmp` files (a crash leaves those to the next open, which
+    /// removes them; one may be renamed away while it is copied).
+    private func copyAsIfCrashed(_ source: TemporaryDirectory, to target: TemporaryDirectory) throws {
+        for name in try FileManager.default.contentsOfDirectory(atPath: source.url.path) where name != "LOCK" && !name.hasSuffix(".tmp") {
+            try FileManager.default.copyItem(at: source.url.appendingPathComponent(name), to: target.url.appendingPathComponent(name))
+        }
+    }
+
     /// Writes `bytes` to a file and maps it, as an open does.
     private func mapped(_ bytes: [UInt8], in dir: TemporaryDirectory, name: String = "INDEX") throws -> MappedRegion {
         let path = dir.url.appendingPathComponent(name).path
@@ -148,9 +157,7 @@ final class IndexImageTests: XCTestCase {
             store.waitForSealedHints()
             XCTAssertTrue(FileManager.default.fileExists(atPath: dir.url.appendingPathComponent(IndexImage.fileName).path),
                           "no roll wrote an image")
-            for name in try FileManager.default.contentsOfDirectory(atPath: dir.url.path) where name != "LOCK" {
-                try FileManager.default.copyItem(at: dir.url.appendingPathComponent(name), to: crashed.url.appendingPathComponent(name))
-            }
+            try copyAsIfCrashed(dir, to: crashed)
             try store.close()
         }
         let store = try Store(directory: crashed.url, options: small)
@@ -220,9 +227,7 @@ final class IndexImageTests: XCTestCase {
             try store.write { tx in for i in 0 ..< 50 { try tx.delete(table: 1, key: bytes("key-\(i * 3 + 1)")) } }
             try fill(store, from: 100, count: 10, table: 9, tag: "t")
             // A crash now: the files as they are, with no close.
-            for name in try FileManager.default.contentsOfDirectory(atPath: dir.url.path) where name != "LOCK" {
-                try FileManager.default.copyItem(at: dir.url.appendingPathComponent(name), to: crashed.url.appendingPathComponent(name))
-            }
+            try copyAsIfCrashed(dir, to: crashed)
             try store.close()
         }
         model(5_000 ..< 8_000, tag: "c", into: &expected)
@@ -471,9 +476,7 @@ final class IndexImageTests: XCTestCase {
                 model(0 ..< 3_000, tag: "b", into: &expected)
                 XCTAssertGreaterThan(try store.compact().segmentsCompacted, 0)
                 store.waitForSealedHints()
-                for name in try FileManager.default.contentsOfDirectory(atPath: dir.url.path) where name != "LOCK" && !name.hasSuffix(".tmp") {
-                    try FileManager.default.copyItem(at: dir.url.appendingPathComponent(name), to: crashed.url.appendingPathComponent(name))
-                }
+                try copyAsIfCrashed(dir, to: crashed)
                 try store.close()
             }
             let store = try Store(directory: crashed.url, options: small)
