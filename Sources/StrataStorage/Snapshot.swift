@@ -61,10 +61,12 @@ public struct Snapshot: Sendable {
     }
 
     /// Like ``scanEntries(table:_:)``, but a record that cannot be read (damaged) is handed
-    /// to `damaged` with its error and skipped, so one bad record does not end the scan.
+    /// to `damaged` with its error and skipped, so one bad record does not end the scan. (A
+    /// damaged page of the index image, whose keys cannot be listed, is handed over with an
+    /// empty key.)
     public func scanEntries(table: UInt32, damaged: (_ key: [UInt8], _ error: any Error) -> Void,
                             _ body: (StoredEntry) throws -> Void) rethrows {
-        try visitAhead(table: table) { key, location in
+        try visitAhead(table: table, damaged: damaged) { key, location in
             let value: StoredValue
             do {
                 value = try directory.readStoredValue(table: table, key: key, at: location)
@@ -82,7 +84,7 @@ public struct Snapshot: Sendable {
     /// spent a fifth of its time making and freeing them).
     public func scanRecords(table: UInt32, damaged: (_ key: [UInt8], _ error: any Error) -> Void,
                             _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) {
-        visitAhead(table: table) { key, location in
+        visitAhead(table: table, damaged: damaged) { key, location in
             do {
                 try directory.withStoredBytes(table: table, key: key, at: location) { value in key.withBytes { body($0, value) } }
             } catch {
@@ -95,11 +97,13 @@ public struct Snapshot: Sendable {
     /// records lie scattered through the segments, so each read would wait for its own
     /// cache miss: the entries are handed on in groups of `scanLookahead`, each group's
     /// records asked for (prefetched) before any of them is read, so the misses overlap.
-    private func visitAhead(table: UInt32, _ visit: (IndexKey, Location) throws -> Void) rethrows {
+    /// A damaged index image page (HashIndex.forEach) goes to `damaged`, with no key.
+    private func visitAhead(table: UInt32, damaged: (_ key: [UInt8], _ error: any Error) -> Void,
+                            _ visit: (IndexKey, Location) throws -> Void) rethrows {
         guard let index = directory.tables[table] else { return }
         var group: [(key: IndexKey, location: Location)] = []
         group.reserveCapacity(Self.scanLookahead)
-        try index.forEach { key, location in
+        try index.forEach(damaged: { damaged([], $0) }) { key, location in
             directory.prefetch(location)
             group.append((key, location))
             if group.count == Self.scanLookahead {
@@ -114,8 +118,15 @@ public struct Snapshot: Sendable {
     static let scanLookahead = 16
 
     /// Whether `table` holds `key` (no value is read).
-    public func contains(table: UInt32, key: some ContiguousBytes) -> Bool {
-        key.withUnsafeBytes { directory.lookup(table: table, key: IndexKey($0)) != nil }
+    ///
+    /// - Throws: ``StoreError/corrupted(segment:offset:reason:)`` when the part of the index
+    ///   that would hold `key` is damaged and could not be rebuilt (docs/FORMAT.md, "Index
+    ///   image"): the answer is unknown, neither yes nor no.
+    public func contains(table: UInt32, key: some ContiguousBytes) throws -> Bool {
+        let location = key.withUnsafeBytes { directory.lookup(table: table, key: IndexKey($0)) }
+        guard let location else { return false }
+        if location.isUnreadable { try directory.withRecord(at: location) { _ in } }
+        return true
     }
 
     /// Calls `body` with every live key and value of `table`, in no particular order.
@@ -128,14 +139,20 @@ public struct Snapshot: Sendable {
 
     /// Calls `body` with every live key of `table` (no value is read), in the order of
     /// ``keys(table:)``, without collecting them.
-    public func forEachKey(table: UInt32, _ body: (_ key: [UInt8]) throws -> Void) rethrows {
+    ///
+    /// - Throws: what `body` throws, or ``StoreError/corrupted(segment:offset:reason:)`` when
+    ///   a part of the index is damaged and could not be rebuilt (after every other key).
+    public func forEachKey(table: UInt32, _ body: (_ key: [UInt8]) throws -> Void) throws {
         try directory.tables[table]?.forEach { key, _ in try body(key.bytes) }
     }
 
     /// Every live key of `table` (no value is read), in no particular order.
-    public func keys(table: UInt32) -> [[UInt8]] {
+    ///
+    /// - Throws: ``StoreError/corrupted(segment:offset:reason:)`` when a part of the index is
+    ///   damaged and could not be rebuilt.
+    public func keys(table: UInt32) throws -> [[UInt8]] {
         var keys: [[UInt8]] = []
-        directory.tables[table]?.forEach { key, _ in keys.append(key.bytes) }
+        try directory.tables[table]?.forEach { key, _ in keys.append(key.bytes) }
         return keys
     }
 

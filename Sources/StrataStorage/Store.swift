@@ -48,9 +48,13 @@ extension PublishedState {
         var live: [UInt32: Int] = [:]
         var unknown: UInt32?
         for (_, index) in directory.tables {
-            index.forEachLocation { location in
-                if space[location.segment] == nil || directory.segment(location.segment) == nil { unknown = location.segment }
-                live[location.segment, default: 0] += Int(location.size)
+            do {
+                try index.forEachLocation { location in
+                    if space[location.segment] == nil || directory.segment(location.segment) == nil { unknown = location.segment }
+                    live[location.segment, default: 0] += Int(location.size)
+                }
+            } catch {
+                return "the index cannot be read: \(error)"
             }
         }
         if let unknown { return "the index points into segment \(unknown), which the accounting or the directory does not know" }
@@ -259,6 +263,11 @@ public final class Store: @unchecked Sendable {
         appendedFile = recovered.activeFile
         if options.durability == .normal && !options.readOnly {
             startBackgroundSyncer()
+        }
+        if let image = recovered.directory.image {
+            // Each page is checked when first touched; this checks the rest soon after, so
+            // damage is found (and the covered log's mappings released) within milliseconds.
+            DispatchQueue.global(qos: .utility).async { image.checkAll() }
         }
         if !options.readOnly, let shouldCompact = options.shouldCompactOnOpen {
             let space = recovered.space.values
@@ -475,10 +484,13 @@ public final class Store: @unchecked Sendable {
     ///
     /// Nor when the newest image still fits and the log after it is small (at most 4 bytes a
     /// key, 1 MiB at least): writing a new one costs more (~50 ms a million keys) than the
-    /// next open's replay of that much log.
+    /// next open's replay of that much log. Always when a page of the image this open
+    /// mapped failed its check: the file is damaged, and a new one (or, if a page could not
+    /// be rebuilt, none) replaces it.
     private func writeIndexImage() {
-        guard let coverage = indexImageCoverage(), coverage != lastImageCoverage else { return }
-        if let last = lastImageCoverage {
+        let replaceDamaged = writerDirectory.image?.hadFailures ?? false
+        guard let coverage = indexImageCoverage(), coverage != lastImageCoverage || replaceDamaged else { return }
+        if let last = lastImageCoverage, !replaceDamaged {
             let segments = coverage.segments.sorted { a, b in !a.wasActive && b.wasActive || (a.wasActive == b.wasActive && a.id < b.id) }
                 .map { (number: $0.id, size: $0.length, kind: writerSpace[$0.id]?.kind ?? .log) }
             if IndexImage.mismatch(last, found: segments) == nil,

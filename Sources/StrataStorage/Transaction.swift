@@ -79,6 +79,7 @@ public final class Transaction {
     /// Removes `key` from `table`. Deleting an absent key is a no-op.
     public func delete(table: UInt32, key: some ContiguousBytes) throws {
         try checkOpen()
+        try store.writerDirectory.checkImageIntact()
         try key.withUnsafeBytes { keyBytes in
             guard store.writerDirectory.lookup(table: table, key: IndexKey(keyBytes)) != nil else { return }
             try append(.delete, table: table, key: keyBytes, value: UnsafeRawBufferPointer(start: nil, count: 0))
@@ -88,6 +89,7 @@ public final class Transaction {
     /// The value of `key` as this transaction sees it: its own writes over the store's newest state.
     public func get(table: UInt32, key: some ContiguousBytes) throws -> [UInt8]? {
         try checkOpen()
+        try store.writerDirectory.checkImageIntact()
         return try key.withUnsafeBytes { keyBytes in
             let indexKey = IndexKey(keyBytes)
             guard let location = store.writerDirectory.lookup(table: table, key: indexKey) else { return nil }
@@ -116,6 +118,8 @@ public final class Transaction {
         }
         let (size, stored): (Int, Int)
         do {
+            // A write may not copy a damaged index image page (it would copy it empty).
+            try store.writerDirectory.checkImageIntact()
             (size, stored) = try writer.appendRecord(
                 to: buffer, fileOffset: offset, kind: kind, table: table, sequence: sequence, key: key, value: value,
                 compressAtLeast: compressionThreshold)
@@ -185,6 +189,7 @@ public final class Transaction {
             return (newest, false)
         }
         do {
+            try store.writerDirectory.checkImageIntact()
             try store.activeWriter.appendCommit(to: buffer, fileOffset: store.activeSize + buffer.count, sequence: sequence,
                                                 recordCount: recordCount, durableWatermark: store.durableWatermark())
         } catch {

@@ -15,7 +15,7 @@ final class HashIndexTests: XCTestCase {
         Location(segment: UInt32(version), offset: UInt32(n), size: UInt32(n &+ version))
     }
 
-    func testRandomOperationsAndFrozenCopies() {
+    func testRandomOperationsAndFrozenCopies() throws {
         var rng = SplitMix64(seed: baseSeed &+ 11)
         var index = HashIndex(seed: rng.next())
         var model: [IndexKey: Location] = [:]
@@ -43,7 +43,7 @@ final class HashIndexTests: XCTestCase {
             XCTAssertNil(copy.checkInvariants())
             XCTAssertEqual(copy.count, expected.count)
             var seen: [IndexKey: Location] = [:]
-            copy.forEach { seen[$0] = $1 }
+            try copy.forEach { seen[$0] = $1 }
             XCTAssertEqual(seen, expected, "a copy changed after later writes")
         }
     }
@@ -74,7 +74,7 @@ final class HashIndexTests: XCTestCase {
     /// invariants kept (pages at their final size, branches where pages would have split),
     /// and each segment's live bytes those of the surviving records. Sizes from a few keys
     /// to enough for branches below the root's children.
-    func testTheIndexBuiltWholeAtOpenMatchesOneBuiltByInsertions() {
+    func testTheIndexBuiltWholeAtOpenMatchesOneBuiltByInsertions() throws {
         var rng = SplitMix64(seed: baseSeed &+ 12)
         // 450k keys in one table: ~1,200 live per root child, more than a page holds.
         for keys in [1, 40, 5_000, 450_000] {
@@ -96,8 +96,8 @@ final class HashIndexTests: XCTestCase {
             var expectedLive: [UInt32: Int] = [:]
             for table in UInt32(0) ..< 3 {
                 var expected: [IndexKey: Location] = [:], got: [IndexKey: Location] = [:]
-                incremental[table]?.forEach { expected[$0] = $1 }
-                built.tables[table]?.forEach { got[$0] = $1 }
+                try incremental[table]?.forEach { expected[$0] = $1 }
+                try built.tables[table]?.forEach { got[$0] = $1 }
                 XCTAssertEqual(got, expected, "table \(table), \(keys) keys")
                 XCTAssertEqual(built.tables[table]?.count ?? 0, expected.count)
                 XCTAssertNil(built.tables[table]?.checkInvariants(), "table \(table), \(keys) keys")

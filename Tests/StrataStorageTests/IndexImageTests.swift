@@ -18,9 +18,9 @@ final class IndexImageTests: XCTestCase {
         Location(segment: UInt32(version), offset: UInt32(n), size: UInt32(n &+ version))
     }
 
-    private func contents(_ index: HashIndex) -> [IndexKey: Location] {
+    private func contents(_ index: HashIndex) throws -> [IndexKey: Location] {
         var seen: [IndexKey: Location] = [:]
-        index.forEach { seen[$0] = $1 }
+        try index.forEach { seen[$0] = $1 }
         return seen
     }
 
@@ -47,7 +47,7 @@ final class IndexImageTests: XCTestCase {
         try file.truncate(to: 0)
         try file.write(bytes, at: 0)
         defer { file.close() }
-        return try file.map(length: bytes.count)
+        return try file.mapCopyOnWrite(length: bytes.count)
     }
 
     /// Tables of inline and long keys, one big enough for branches under the root, with
@@ -64,7 +64,7 @@ final class IndexImageTests: XCTestCase {
             for n in stride(from: 0, to: keys, by: 5) { index.remove(makeKey(n)) }
             tables[table] = index
         }
-        let bytes = IndexImage.encode(tables: tables, seed: seed, coverage: coverage())
+        let bytes = try IndexImage.encode(tables: tables, seed: seed, coverage: coverage())
         let loaded = try IndexImage.load(try mapped(bytes, in: dir))
         XCTAssertEqual(loaded.seed, seed)
         XCTAssertEqual(loaded.coverage, coverage())
@@ -73,11 +73,11 @@ final class IndexImageTests: XCTestCase {
             let image = loaded.tables[table]!
             XCTAssertNil(image.checkInvariants(), "table \(table)")
             XCTAssertEqual(image.count, index.count)
-            XCTAssertEqual(contents(image), contents(index), "table \(table)")
+            XCTAssertEqual(try contents(image), try contents(index), "table \(table)")
         }
         // Writes on the loaded index: a model says what it must hold.
         var index = loaded.tables[7]!
-        var model = contents(index)
+        var model = try contents(index)
         for step in 0 ..< 20_000 {
             let n = Int(rng.next() % 320_000), key = makeKey(n)
             if rng.next() % 3 == 0 {
@@ -87,32 +87,48 @@ final class IndexImageTests: XCTestCase {
             }
         }
         XCTAssertNil(index.checkInvariants())
-        XCTAssertEqual(contents(index), model)
+        XCTAssertEqual(try contents(index), model)
         // The image in memory and on disk is unchanged: the loaded copy still reads as written.
-        XCTAssertEqual(contents(loaded.tables[7]!), contents(tables[7]!))
+        XCTAssertEqual(try contents(loaded.tables[7]!), try contents(tables[7]!))
         let again = try IndexImage.load(try mapped(bytes, in: dir, name: "INDEX2"))
-        XCTAssertEqual(contents(again.tables[7]!), contents(tables[7]!))
+        XCTAssertEqual(try contents(again.tables[7]!), try contents(tables[7]!))
         // An image written from an index read partly in place holds the same again.
-        let rewritten = IndexImage.encode(tables: [7: index], seed: seed, coverage: coverage())
-        XCTAssertEqual(contents(try IndexImage.load(try mapped(rewritten, in: dir, name: "INDEX3")).tables[7]!), model)
+        let rewritten = try IndexImage.encode(tables: [7: index], seed: seed, coverage: coverage())
+        XCTAssertEqual(try contents(try IndexImage.load(try mapped(rewritten, in: dir, name: "INDEX3")).tables[7]!), model)
     }
 
     /// Every byte of an image is under a checksum: a flipped bit anywhere makes the image
-    /// refused (the open then rebuilds), never loaded with a wrong entry. Truncations too.
-    func testADamagedImageIsRefusedWhole() throws {
+    /// refused at load (header, directory) or its page fail the check made when the page is
+    /// first touched — never an entry answered wrong. Truncations are refused at load.
+    func testADamagedImageIsRefusedOrItsPageFailsItsCheck() throws {
         let dir = TemporaryDirectory("index-image-damage")
         var rng = SplitMix64(seed: baseSeed &+ 28)
         var index = HashIndex(seed: 5)
         for n in 0 ..< 300 { index.update(makeKey(n), to: location(n, 1)) }
-        let bytes = IndexImage.encode(tables: [3: index], seed: 5, coverage: coverage())
+        let original = try contents(index)
+        let bytes = try IndexImage.encode(tables: [3: index], seed: 5, coverage: coverage())
         let positions = bytes.count <= 4_000 * TestEnvironment.fuzzScale
             ? Array(0 ..< bytes.count)
             : (0 ..< 4_000 * TestEnvironment.fuzzScale).map { _ in Int(rng.next() % UInt64(bytes.count)) }
+        var refused = 0, failedPages = 0
         for (i, position) in positions.enumerated() {
             var damaged = bytes
             damaged[position] ^= UInt8(1) << (rng.next() % 8)
-            XCTAssertThrowsError(try IndexImage.load(try mapped(damaged, in: dir, name: "D\(i % 8)")), "byte \(position)")
+            guard let loaded = try? IndexImage.load(try mapped(damaged, in: dir, name: "D\(i % 8)")) else {
+                refused += 1
+                continue
+            }
+            // No covered log is given: a page that fails is damaged, and says so.
+            var damage = 0
+            var seen: [IndexKey: Location] = [:]
+            loaded.tables[3]?.forEach(damaged: { _ in damage += 1 }) { seen[$0] = $1 }
+            XCTAssertGreaterThan(damage, 0, "byte \(position): a damaged page passed its check")
+            for (key, location) in seen { XCTAssertEqual(original[key], location, "byte \(position): a wrong entry") }
+            XCTAssertTrue(loaded.image.isDamaged)
+            failedPages += 1
         }
+        XCTAssertGreaterThan(refused, 0)
+        XCTAssertGreaterThan(failedPages, 0)
         for length in [0, 10, 63, 64, bytes.count / 2, bytes.count - 1] {
             XCTAssertThrowsError(try IndexImage.load(try mapped(Array(bytes.prefix(length)), in: dir, name: "T")), "length \(length)")
         }
@@ -274,19 +290,108 @@ final class IndexImageTests: XCTestCase {
             try expect(store, expected)
             try store.close()
         }
-        // Damaged: one byte of a page.
-        var damaged = try Data(contentsOf: URL(fileURLWithPath: imagePath))
+        // Damaged: one byte of a page. The image is used; the page fails its check when
+        // first touched and is rebuilt from the log the image covers; close replaces the file.
+        let fitting = try Data(contentsOf: URL(fileURLWithPath: imagePath))
+        var damaged = fitting
         damaged[IndexImage.headerSize + 40] ^= 0x10
         try damaged.write(to: URL(fileURLWithPath: imagePath))
         do {
             let store = try Store(directory: dir.url, options: small)
-            XCTAssertNil(store.openedImageCoverage, "a damaged image was used")
+            XCTAssertNotNil(store.openedImageCoverage, "the image's directory is intact: it is used")
             try expect(store, expected)
             try store.close()
         }
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: imagePath)), fitting, "close did not replace the damaged image")
         let store = try Store(directory: dir.url, options: small)
         XCTAssertNotNil(store.openedImageCoverage, "close did not write a fitting image again")
         try expect(store, expected)
+    }
+
+    /// A damaged page is rebuilt from the log the image covers, not from the current one:
+    /// a snapshot taken before later commits still reads the page as the image held it.
+    func testARebuiltPageKeepsEachSnapshotsView() throws {
+        let dir = TemporaryDirectory("index-image-rebuild-mvcc")
+        var small = options(segmentSize: 64 << 10)
+        small.autoCompaction = .disabled
+        var before: [String: String] = [:], after: [String: String] = [:]
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            try fill(store, from: 0, count: 3_000, tag: "a")
+            try store.close()
+        }
+        model(0 ..< 3_000, tag: "a", into: &before)
+        model(0 ..< 3_000, tag: "b", into: &after)
+        // Every page damaged: each is rebuilt by whoever touches it first.
+        let imagePath = dir.url.appendingPathComponent("INDEX").path
+        var image = try Data(contentsOf: URL(fileURLWithPath: imagePath))
+        let keysStart = Int(image[40]) | Int(image[41]) << 8 | Int(image[42]) << 16
+        for offset in stride(from: IndexImage.headerSize + 5, to: keysStart, by: 97) { image[offset] ^= 0x04 }
+        try image.write(to: URL(fileURLWithPath: imagePath))
+        let store = try Store(directory: dir.url, options: small)
+        XCTAssertNotNil(store.openedImageCoverage)
+        let old = store.snapshot()
+        try fill(store, from: 0, count: 3_000, tag: "b")
+        XCTAssertTrue(store.writerDirectory.image?.hadFailures ?? false, "no page was found damaged")
+        XCTAssertFalse(store.writerDirectory.image?.isDamaged ?? true, "a page was not rebuilt")
+        for (key, value) in before {
+            XCTAssertEqual(try old.get(table: 1, key: bytes(key)).map { String(decoding: $0, as: UTF8.self) }, value)
+        }
+        try expect(store, after)
+        try store.close()
+    }
+
+    /// When the log the image covers cannot rebuild a damaged page either (its hints gone,
+    /// its records damaged), nothing is answered from that page: its keys' reads and
+    /// `contains` throw `corrupted` naming the image, listing keys throws, writes are
+    /// refused — and every other key still reads right.
+    func testAPageTheLogCannotRebuildFailsItsReadsAndRefusesWrites() throws {
+        let dir = TemporaryDirectory("index-image-double-fault")
+        var small = options(segmentSize: 64 << 10)
+        small.autoCompaction = .disabled
+        var expected: [String: String] = [:]
+        do {
+            let store = try Store(directory: dir.url, options: small)
+            try fill(store, from: 0, count: 3_000, tag: "a")
+            try store.close()
+        }
+        model(0 ..< 3_000, tag: "a", into: &expected)
+        let imagePath = dir.url.appendingPathComponent("INDEX").path
+        var image = try Data(contentsOf: URL(fileURLWithPath: imagePath))
+        image[IndexImage.headerSize + 40] ^= 0x10
+        try image.write(to: URL(fileURLWithPath: imagePath))
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.url.path)
+        for name in names where name.hasSuffix(".hint") { try FileManager.default.removeItem(at: dir.url.appendingPathComponent(name)) }
+        // A record early in the first segment: every page's rebuild replays through it.
+        let first = dir.url.appendingPathComponent(names.filter { $0.hasSuffix(".seg") }.sorted()[0])
+        var segment = try Data(contentsOf: first)
+        segment[200] ^= 0x01
+        try segment.write(to: first)
+
+        let store = try Store(directory: dir.url, options: small)
+        XCTAssertNotNil(store.openedImageCoverage)
+        let snapshot = store.snapshot()
+        var failedOnTheImage = 0
+        for (key, value) in expected {
+            do {
+                let read = try snapshot.get(table: 1, key: bytes(key))
+                XCTAssertEqual(read.map { String(decoding: $0, as: UTF8.self) }, value, "a wrong answer for \(key)")
+            } catch let StoreError.corrupted(segment, _, reason) {
+                if segment == "INDEX" {
+                    failedOnTheImage += 1
+                    XCTAssertTrue(reason.contains("could not rebuild it"), reason)
+                    XCTAssertThrowsError(try snapshot.contains(table: 1, key: bytes(key)))
+                }
+            }
+        }
+        XCTAssertGreaterThan(failedOnTheImage, 0)
+        XCTAssertThrowsError(try snapshot.keys(table: 1))
+        XCTAssertThrowsError(try store.write { try $0.put(table: 1, key: bytes("new"), value: bytes("v")) }) { error in
+            guard case let StoreError.corrupted(segment, _, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(segment, "INDEX")
+        }
+        XCTAssertNil(try store.snapshot().get(table: 1, key: bytes("new")), "a refused write left a trace")
+        try store.close()
     }
 
     /// An image that passes every check yet disagrees with the segments (a key left out,

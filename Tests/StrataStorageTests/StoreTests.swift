@@ -149,7 +149,7 @@ final class StoreTests: XCTestCase {
             XCTAssertEqual(v, bytes("v" + String(decoding: k.dropFirst(4), as: UTF8.self)))
         }
         XCTAssertEqual(scanned, 100)
-        XCTAssertEqual(Set(snap.keys(table: 1)), Set((0 ..< 100).map(key)))
+        XCTAssertEqual(Set(try snap.keys(table: 1)), Set((0 ..< 100).map(key)))
         try store.close()
         XCTAssertEqual(try snap.get(table: 1, key: key(1)), bytes("v1"), "a snapshot outlives close")
     }

@@ -50,7 +50,8 @@ struct EngineBenchmarks {
     }
 
     /// Opening alone, for `perf record`: builds a store of `records` keys once (sealed, with
-    /// hints), then opens it five times with a warm cache.
+    /// hints), then opens it five times with a warm cache (`STRATA_OPEN_ROUNDS` more, for a
+    /// profile of the opens alone).
     func profileOpen() throws {
         let storeDir = workDirectory + "/strata-open"
         try? FileManager.default.removeItem(atPath: storeDir)
@@ -60,7 +61,8 @@ struct EngineBenchmarks {
         }
         try store.write { try $0.put(table: 2, key: [1], value: [1]) }
         try store.close()
-        for _ in 0 ..< 5 {
+        let opens = ProcessInfo.processInfo.environment["STRATA_OPEN_ROUNDS"].flatMap { Int($0) } ?? 5
+        for _ in 0 ..< opens {
             var opened: Store?
             let seconds = try time { opened = try Store(path: storeDir) }
             log(String(format: "open %.3f s (%.0f ns/key), index %.1f B/key", seconds, seconds / Double(records) * 1e9,

@@ -40,8 +40,20 @@ uint32_t strata_crc32c_lanes_portable(const void *data, size_t length);
 /// byte of k1 at most 15) or a long key in the image (top byte 0xFE, bits 32..<56 zero, a
 /// length over 15 and its bytes inside `[keys_start, keys_end)`). Returns 1 and the number
 /// of used slots in `used`, or 0 at the first slot that is neither. In C: it runs over every
-/// slot of the image at open, and this loop is ~1 ns a slot.
+/// page when it is first touched, and this loop is ~1 ns a slot.
 int strata_index_page_scan(const void *slots, size_t capacity, uint64_t keys_start, uint64_t keys_end, size_t *used);
+
+/// Reads a byte with acquire ordering: what the thread that stored it with
+/// ``strata_store_release_u8`` wrote before that store is visible after this load (each
+/// page of an index image has such a state: checked, damaged, not yet checked).
+static inline uint8_t strata_load_acquire_u8(const uint8_t *address) {
+    return __atomic_load_n(address, __ATOMIC_ACQUIRE);
+}
+
+/// Stores a byte with release ordering (see ``strata_load_acquire_u8``).
+static inline void strata_store_release_u8(uint8_t *address, uint8_t value) {
+    __atomic_store_n(address, value, __ATOMIC_RELEASE);
+}
 
 /// Asks the CPU to start loading the cache lines at `address` (and the next) for a read
 /// soon: a scan that visits records in hash order issues these a few records ahead, so the

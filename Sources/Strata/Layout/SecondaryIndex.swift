@@ -302,7 +302,8 @@ extension Realm {
                         return "\(context): the index holds \(found.count) objects for \(entry.value), the rows \(entry.keys.count)"
                     }
                 }
-                for key in snapshot.keys(table: table) {
+                guard let keys = try? snapshot.keys(table: table) else { return "\(context): the index's keys cannot be read" }
+                for key in keys {
                     if !reachable.contains(key) { return "\(context): index record \(key) is reachable from no value an object holds" }
                     let length = key.count >= 2 ? Int(key[0]) | Int(key[1]) << 8 : key.count
                     let kind = key.count > 2 + length ? key[2 + length] : 0xFF

@@ -159,7 +159,7 @@ public final class Migration {
     /// objects created during the migration's enumeration of another type.
     public func enumerateObjects(ofType typeName: String, _ block: (_ oldObject: MigrationObject?, _ newObject: MigrationObject?) throws -> Void) rethrows {
         if let old = oldSchema[typeName] {
-            let keys = storedKeys(old)
+            let keys = recording({ try storedKeys(old) }) ?? PackedKeys()
             for position in 0 ..< keys.count {
                 guard failure == nil else { return }
                 guard let (oldObject, newObject) = recording({ try pair(typeName, old, keys[position]) }) ?? nil else { continue }
@@ -178,7 +178,7 @@ public final class Migration {
     /// Copies the old values of `oldName` into `newName` for every object of `typeName`.
     public func renameProperty(onType typeName: String, from oldName: String, to newName: String) {
         guard let property = newSchema[typeName]?[newName], let oldType = oldSchema[typeName] else { return }
-        let keys = storedKeys(oldType)
+        let keys = recording({ try storedKeys(oldType) }) ?? PackedKeys()
         for position in 0 ..< keys.count {
             guard failure == nil else { return }
             guard let (old, new) = recording({ try pair(typeName, oldType, keys[position]) }) ?? nil,
@@ -314,9 +314,9 @@ public final class Migration {
     }
 
     /// The keys of the stored objects of `type`, packed into one buffer (a few bytes each).
-    private func storedKeys(_ type: ObjectSchema) -> PackedKeys {
+    private func storedKeys(_ type: ObjectSchema) throws -> PackedKeys {
         var keys = PackedKeys()
-        snapshot.forEachKey(table: StoreLayout.objectTable(type.tableNumber)) { keys.append($0) }
+        try snapshot.forEachKey(table: StoreLayout.objectTable(type.tableNumber)) { keys.append($0) }
         return keys
     }
 
@@ -429,7 +429,7 @@ public final class Migration {
     /// ones, then the created ones (read one at a time, not kept).
     private func forEachNewObject(_ typeName: String, _ body: (MigrationObject) throws -> Void) throws {
         if let old = oldSchema[typeName] {
-            let keys = storedKeys(old)
+            let keys = recording({ try storedKeys(old) }) ?? PackedKeys()
             for position in 0 ..< keys.count {
                 guard let object = try loadNew(typeName, keys[position], register: false), !object.isDeleted else { continue }
                 try body(object)
@@ -571,10 +571,10 @@ public final class Migration {
             guard let old = oldSchema[typeName] else { continue }
             for (property, _) in oldSchema.maintainedIndexes(of: old) {
                 let table = StoreLayout.indexTable(old.tableNumber, property: property)
-                for key in snapshot.keys(table: table) { try transaction.delete(table: table, key: key) }
+                for key in try snapshot.keys(table: table) { try transaction.delete(table: table, key: key) }
             }
             let table = StoreLayout.objectTable(old.tableNumber)
-            let keys = storedKeys(old)
+            let keys = recording({ try storedKeys(old) }) ?? PackedKeys()
             for position in 0 ..< keys.count { try transaction.delete(table: table, key: keys[position]) }
         }
     }

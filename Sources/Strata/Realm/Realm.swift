@@ -240,7 +240,9 @@ public final class Realm {
     /// Whether `key` exists now (pending writes included).
     func exists(_ bound: BoundType, key: [UInt8]) -> Bool {
         if let pending = writeState?.rows[RowKey(table: bound.table, key: key)] { return !pending.isDeleted }
-        return view.snapshot.contains(table: bound.table, key: key)
+        // A part of the index that is damaged beyond rebuilding answers "exists": reading
+        // the row then fails with that damage, where "absent" would be a wrong answer.
+        return (try? view.snapshot.contains(table: bound.table, key: key)) ?? true
     }
 
     /// The managed object for `key`, or nil if there is none.

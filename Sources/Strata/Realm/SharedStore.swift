@@ -276,7 +276,7 @@ final class SharedStore: @unchecked Sendable {
             try perform(store) { transaction in
                 let snapshot = store.snapshot()
                 for table in snapshot.tables {
-                    for key in snapshot.keys(table: table) { try transaction.delete(table: table, key: key) }
+                    for key in try snapshot.keys(table: table) { try transaction.delete(table: table, key: key) }
                 }
                 try writeSchema(Schema(objectSchemas: target.objectSchemas, version: version), in: transaction)
             }

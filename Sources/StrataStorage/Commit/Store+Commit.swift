@@ -453,8 +453,8 @@ extension Store {
     /// image of before (it may no longer fit) and carries on: the image is a cache.
     static func writeIndexImage(tables: [UInt32: HashIndex], seed: UInt64, coverage: IndexImage.Coverage,
                                 path: String, fileSystem: any FileSystem) {
-        let bytes = IndexImage.encode(tables: tables, seed: seed, coverage: coverage)
         do {
+            let bytes = try IndexImage.encode(tables: tables, seed: seed, coverage: coverage)
             try Store.writeFileAtomically(directory: path, name: IndexImage.fileName, bytes: bytes, fileSystem: fileSystem, durable: false)
         } catch {
             try? fileSystem.remove(path + "/" + IndexImage.fileName)

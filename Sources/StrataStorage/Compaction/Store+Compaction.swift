@@ -464,7 +464,7 @@ extension Store {
                                  switches: inout [PendingSwitch], report: inout CompactionReport) throws -> UInt64 {
         let inputs = plan.inputs, snapshot = plan.snapshot
         var covered: UInt64 = 0
-        let liveBits = Store.liveRecordBits(of: inputs, in: snapshot)
+        let liveBits = try Store.liveRecordBits(of: inputs, in: snapshot)
         var keptTombstones: [UInt32: Set<IndexKey>] = [:]
         var nextMinor = plan.firstMinor
         var current: CompactionOutput?
@@ -516,11 +516,11 @@ extension Store {
 
     /// Which input records are live: one pass over the index marks them in a bitmap per
     /// input (a bit per 8-byte offset), instead of a random index lookup per record.
-    private static func liveRecordBits(of inputs: [CompactionInput], in snapshot: KeyDirectory) -> [UInt32: [UInt64]] {
+    private static func liveRecordBits(of inputs: [CompactionInput], in snapshot: KeyDirectory) throws -> [UInt32: [UInt64]] {
         var liveBits: [UInt32: [UInt64]] = [:]
         for input in inputs { liveBits[input.number] = [UInt64](repeating: 0, count: input.view.length / 512 + 1) }
         for (_, index) in snapshot.tables {
-            index.forEachLocation { location in
+            try index.forEachLocation { location in
                 guard liveBits[location.segment] != nil else { return }
                 let bit = Int(location.offset) / 8
                 liveBits[location.segment]![bit >> 6] |= 1 << UInt64(bit & 63)

@@ -25,6 +25,10 @@ protocol StorageFile: AnyObject, Sendable {
     /// Maps `length` bytes from the start of the file, shared and read-only. The mapping
     /// may extend past the end of the file; only bytes inside the file may be read.
     func map(length: Int) throws -> MappedRegion
+    /// Maps `length` bytes from the start of the file privately and writable: a write
+    /// changes this process's copy of the page only, never the file (an index image page
+    /// rebuilt from the log is written over its damaged bytes this way).
+    func mapCopyOnWrite(length: Int) throws -> MappedRegion
     /// Closes the descriptor; the file must not be used afterwards.
     func close()
 }

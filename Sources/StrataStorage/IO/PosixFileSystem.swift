@@ -285,8 +285,16 @@ final class PosixFile: StorageFile, @unchecked Sendable {
     }
 
     func map(length: Int) throws -> MappedRegion {
+        try map(length: length, protection: PROT_READ, flags: MAP_SHARED)
+    }
+
+    func mapCopyOnWrite(length: Int) throws -> MappedRegion {
+        try map(length: length, protection: PROT_READ | PROT_WRITE, flags: MAP_PRIVATE)
+    }
+
+    private func map(length: Int, protection: Int32, flags: Int32) throws -> MappedRegion {
         guard length > 0 else { return MappedRegion(base: nil, length: 0) }
-        let pointer = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0)
+        let pointer = mmap(nil, length, protection, flags, fd, 0)
         guard let pointer, pointer != MAP_FAILED else {
             throw StoreError.fromErrno(errno, op: "mmap", path: path)
         }

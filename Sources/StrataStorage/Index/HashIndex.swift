@@ -85,11 +85,16 @@ final class IndexNode: @unchecked Sendable {
 
     /// Branch: one child per value of the hash bits at `shift`.
     var children: ContiguousArray<IndexNode?>
-    /// Leaf: the slot array (nil for branches).
+    /// Leaf: the slot array (nil for branches). A page of an index image may be read only
+    /// once ``isReadable`` said so (its first reader checks it).
     var slots: UnsafeMutablePointer<IndexSlot>?
-    /// False for a page whose slots lie in a read-only index image: a writer copies it
-    /// before any change, however uniquely it holds it, and it frees nothing.
-    let ownsSlots: Bool
+    /// The index image whose mapping holds this page's slots, or nil (they are this node's).
+    let image: IndexImage?
+    /// This page's number in `image`.
+    let imagePage: Int
+    /// False for a page whose slots lie in an index image: a writer copies it before any
+    /// change, however uniquely it holds it, and it frees nothing.
+    var ownsSlots: Bool { image == nil }
     var capacity: Int
     var count: Int
     /// Branches: the lowest tag bit this node routes by. Pages: the shift a branch would
@@ -112,6 +117,20 @@ final class IndexNode: @unchecked Sendable {
     static let initialPageCapacity = 8
 
     var isLeaf: Bool { slots != nil }
+
+    /// Whether this page's slots may be read: always for a page in memory; for a page of an
+    /// index image once checked (checked now, by this caller, if no one did before). False
+    /// only when the image page is damaged and the log it covers could not rebuild it.
+    @inline(__always)
+    var isReadable: Bool {
+        guard let image else { return true }
+        return image.isReadable(imagePage)
+    }
+
+    /// Throws the image's error unless ``isReadable``.
+    func checkReadable() throws {
+        if !isReadable { throw image!.damageError(page: imagePage) }
+    }
 
     /// The capacity a page built for `count` entries gets: room for them at a load of 7/10
     /// (the builder sizes pages once; inserts grow them from there). At 4/5 the index took
@@ -141,7 +160,8 @@ final class IndexNode: @unchecked Sendable {
     init(branchAt shift: Int, bits: Int) {
         children = ContiguousArray(repeating: nil, count: 1 << bits)
         slots = nil
-        ownsSlots = true
+        image = nil
+        imagePage = 0
         capacity = 0
         count = 0
         self.shift = shift
@@ -154,35 +174,45 @@ final class IndexNode: @unchecked Sendable {
         count = 0
         self.shift = shift
         probeBits = shift + IndexNode.branchBits - 1
-        ownsSlots = true
+        image = nil
+        imagePage = 0
         let storage = UnsafeMutablePointer<IndexSlot>.allocate(capacity: capacity)
         storage.initialize(repeating: IndexSlot(k0: 0, k1: 0, segment: 0, offset: 0, size: 0, tag: 0), count: capacity)
         slots = storage
     }
 
-    /// A page whose `count` entries lie in `capacity` slots of an index image (checked by
-    /// the image's loader), read in place.
-    init(imagePageAt shift: Int, capacity: Int, count: Int, slots: UnsafePointer<IndexSlot>) {
+    /// Page `page` of `image`, whose `count` entries lie in `capacity` slots at `slots`,
+    /// read in place once checked (``isReadable``).
+    init(imagePageAt shift: Int, capacity: Int, count: Int, slots: UnsafeMutablePointer<IndexSlot>, image: IndexImage, page: Int) {
         children = []
         self.capacity = capacity
         self.count = count
         self.shift = shift
         probeBits = shift + IndexNode.branchBits - 1
-        ownsSlots = false
-        self.slots = UnsafeMutablePointer(mutating: slots)
+        self.image = image
+        imagePage = page
+        self.slots = slots
     }
 
-    /// A private copy of `other`, for a writer about to change a shared node.
+    /// A private copy of `other`, for a writer about to change a shared node. A damaged
+    /// image page (``isReadable`` false) is copied empty: nothing is read from it, and the
+    /// store refuses to commit a write that touched it.
     init(copying other: IndexNode) {
         children = other.children
         capacity = other.capacity
         count = other.count
         shift = other.shift
         probeBits = other.probeBits
-        ownsSlots = true
+        image = nil
+        imagePage = 0
         if let source = other.slots {
             let storage = UnsafeMutablePointer<IndexSlot>.allocate(capacity: capacity)
-            storage.initialize(from: source, count: capacity)
+            if other.isReadable {
+                storage.initialize(from: source, count: capacity)
+            } else {
+                storage.initialize(repeating: IndexSlot(k0: 0, k1: 0, segment: 0, offset: 0, size: 0, tag: 0), count: capacity)
+                count = 0
+            }
             for i in 0 ..< capacity where storage[i].tag != 0 && storage[i].isBoxed {
                 _ = Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(storage[i].k0))!).retain()
             }
@@ -344,6 +374,7 @@ struct HashIndex: Sendable {
                 }) else { return nil }
                 node = child.takeUnretainedValue()
             }
+            guard node.isReadable else { return Location.unreadable(imagePage: node.imagePage) }
             guard let i = node.find(key, tag: tag, image: imageBase) else { return nil }
             return node.slots![i].location
         }
@@ -426,7 +457,7 @@ struct HashIndex: Sendable {
     @discardableResult
     mutating func remove(_ key: IndexKey) -> Location? {
         let tag = self.tag(key)
-        guard lookup(key, tag: tag) != nil, let page = uniqueLeaf(for: tag),
+        guard let found = lookup(key, tag: tag), !found.isUnreadable, let page = uniqueLeaf(for: tag),
               let i = page.find(key, tag: tag, image: imageBase) else { return nil }
         let slot = page.slots![i]
         page.remove(at: i)
@@ -471,19 +502,37 @@ struct HashIndex: Sendable {
                          size: location.size, tag: tag)
     }
 
-    /// Calls `body` for every entry, in no particular order.
-    func forEach(_ body: (IndexKey, Location) throws -> Void) rethrows {
+    /// Calls `body` for every entry, in no particular order. Throws `corrupted` if a page of
+    /// an index image is damaged (and could not be rebuilt), after every other page's entries.
+    func forEach(_ body: (IndexKey, Location) throws -> Void) throws {
+        var damage: StoreError?
+        try forEach(damaged: { damage = damage ?? $0 }, body)
+        if let damage { throw damage }
+    }
+
+    /// Calls `body` for every entry, in no particular order, and `damaged` for each page of
+    /// an index image that is damaged (and could not be rebuilt) instead of its entries.
+    func forEach(damaged: (StoreError) -> Void, _ body: (IndexKey, Location) throws -> Void) rethrows {
         guard let root else { return }
-        try HashIndex.visit(root, image: imageBase, body)
+        try HashIndex.visit(root, image: imageBase, damaged: damaged, body)
     }
 
     /// Calls `body` with every entry's location, without materialising keys (compaction's
-    /// liveness pass walks the whole index this way, page by page).
-    func forEachLocation(_ body: (Location) -> Void) {
+    /// liveness pass walks the whole index this way, page by page). Throws as ``forEach(_:)``.
+    func forEachLocation(_ body: (Location) -> Void) throws {
         guard let root else { return }
+        // Every page checked first: a pass must not stop halfway.
+        if let damage = HashIndex.firstDamage(root) { throw damage }
         HashIndex.visitLocations(root, body)
     }
 
+    private static func firstDamage(_ node: IndexNode) -> StoreError? {
+        if node.isLeaf { return node.isReadable ? nil : node.image!.damageError(page: node.imagePage) }
+        for child in node.children { if let child, let damage = firstDamage(child) { return damage } }
+        return nil
+    }
+
+    /// After ``firstDamage(_:)`` found every page readable.
     private static func visitLocations(_ node: IndexNode, _ body: (Location) -> Void) {
         if let slots = node.slots {
             for i in 0 ..< node.capacity where slots[i].tag != 0 { body(slots[i].location) }
@@ -492,11 +541,13 @@ struct HashIndex: Sendable {
         }
     }
 
-    private static func visit(_ node: IndexNode, image: UnsafeRawPointer?, _ body: (IndexKey, Location) throws -> Void) rethrows {
+    private static func visit(_ node: IndexNode, image: UnsafeRawPointer?, damaged: (StoreError) -> Void,
+                              _ body: (IndexKey, Location) throws -> Void) rethrows {
         if let slots = node.slots {
+            guard node.isReadable else { return damaged(node.image!.damageError(page: node.imagePage)) }
             for i in 0 ..< node.capacity where slots[i].tag != 0 { try body(slots[i].key(image: image), slots[i].location) }
         } else {
-            for child in node.children { if let child { try visit(child, image: image, body) } }
+            for child in node.children { if let child { try visit(child, image: image, damaged: damaged, body) } }
         }
     }
 
@@ -509,6 +560,7 @@ struct HashIndex: Sendable {
     }
 
     private static func measure(_ node: IndexNode) -> Int {
+        // Reads only slot words of image pages, never through them: no check needed.
         var total = 80   // the node object
         if let slots = node.slots {
             total += node.capacity * MemoryLayout<IndexSlot>.stride
@@ -533,6 +585,7 @@ struct HashIndex: Sendable {
     /// `route`: the (shift, fan-out mask, child index) of every branch above `node`.
     private func check(_ node: IndexNode, route: [(Int, UInt32, UInt32)], seen: inout Int) -> String? {
         if let slots = node.slots {
+            guard node.isReadable else { return "a damaged index image page" }
             var used = 0
             for i in 0 ..< node.capacity where slots[i].tag != 0 {
                 used += 1

@@ -4,55 +4,109 @@
 // Why: rebuilding a million keys from their hints took 0.25–0.4 s an open (the hints are
 // read in 20 ms; the time is building the trie). The image holds the trie's pages exactly
 // as they lie in memory (32-byte slots, HashIndex.swift), so opening is: check the header
-// and the directory, check each page (a three-lane CRC32C and, in C, its slots: every used
-// one an inline key or a key inside the keys section), and point the page nodes at the
-// mapping. The check reads every page once (~10 ms a million keys); checking each page
-// when first touched instead is the next step (docs/benchmarks.md). A page is copied into memory the first time a commit changes it, as a page
-// shared with a snapshot is today. Keys longer than 15 bytes are read in place too (slots
-// marked `mappedMarker`, holding the offset of their bytes in the image).
+// and the directory (the trie's shape, every page's place), and point the page nodes at
+// the mapping. Each page is checked when first touched — its checksum and, in C, its
+// slots (every used one an inline key or a key among the page's own long keys) — by
+// whichever reader or writer touches it first, and by a background pass the open starts,
+// so a page is never read unchecked and the open costs the directory alone (checking
+// every page up front took ~10 ms a million keys: reading 46 MiB once). A page is copied
+// into memory the first time a commit changes it, as a page shared with a snapshot is
+// today. Keys longer than 15 bytes are read in place too (slots marked `mappedMarker`,
+// holding the offset of their bytes in the image).
+//
+// A page that fails its check is rebuilt from the log the image covers (CoveredLog.swift:
+// its segments as they were then, never the current log, whose newer entries a snapshot
+// older than them must not see) and written over its bytes in this process's private
+// copy of the mapping; readers waiting on it then read it like any other. Only if that
+// log cannot be read either (today's open would have thrown `corrupted`) is the page
+// marked damaged: its reads throw, writes are refused, and nothing is answered from it.
 //
 // It is a cache, like a hint: written off the commit path (at close, after the segments
 // are synced, and by the background hint writer every few rolls), never synced itself, and
 // used only when it checks out — its checksums, and its list of the segments it covers
 // against the segments the manifest lists. Anything else
-// (a compaction since, a damaged page, another byte order) and the open rebuilds from the
-// hints as before. Encrypted stores write none: the image would hold their keys in clear.
+// (a compaction since, a damaged directory, another byte order) and the open rebuilds from
+// the hints as before. Encrypted stores write none: the image would hold their keys in clear.
 //
 // Layout (docs/FORMAT.md, "Index image"; integers little-endian, slots in native order,
 // which the loader requires to be little-endian):
 //   header, 64 bytes:
-//     0  8  magic "STRATAIX"      8  4  version (2)         12 4  lane checksum of the keys
+//     0  8  magic "STRATAIX"      8  4  version (3)         12 4  zero
 //     16 8  hash seed             24 8  sequence: the last commit the image reflects
 //     32 8  pages start (64)      40 8  keys start (end of the pages)
 //     48 8  directory start (end of the keys)   56 4  directory length   60 4  CRC32C of 0..<60
 //   pages: each page's slots, 32 bytes each; an empty slot is all zeros
-//   keys: the bytes of long keys, back to back
+//   keys: the bytes of long keys, back to back, each page's together
 //   directory (CRC32C as its last 4 bytes):
 //     u32 segment count, then per segment: u32 id, u8 state (0 sealed, 1 active),
 //       u64 bytes covered, u64 raw value bytes, u64 stored value bytes, u64 live bytes
 //     u32 table count, then per table: u32 table, u64 key count, its root node
 //     node: u8 kind; a branch (0): u8 shift, u8 fan-out bits, u16 children present, then
 //       per child u16 position and the child node; a page (1): u8 shift, u32 capacity,
-//       u32 count, u64 offset of its slots, u32 lane checksum of its slots (Checksum.lanes)
+//       u32 count, u64 offset of its slots, u64 offset of its long keys, u32 their length,
+//       u32 lane checksum of its slots then its long keys (Checksum.lanes of each, xored
+//       with the second rotated by 16)
 
 import CStrataSupport
+import Logging
 
 /// A loaded image's mapping, kept alive by every index (and copy of one) with pages or
-/// keys in it.
-final class IndexImage: Sendable {
+/// keys in it, and the state of each page's check.
+final class IndexImage: @unchecked Sendable {
+    // @unchecked: `pages` and `states` are set while loading, before any other thread can
+    // see the image; afterwards a page's state changes only under `checking`, with release
+    // ordering, and its bytes are written (a rebuild) only before that store.
+
     let region: MappedRegion
     /// The image's first byte (slots hold key offsets from here).
     var base: UnsafeRawPointer { region.base! }
+    /// Where each page lies and what its check expects (from the checksummed directory).
+    private(set) var pages: [Page] = []
+    /// Per page: `unchecked`, `checked` (or rebuilt) or `damaged`; then one byte, 1 once
+    /// any page is damaged.
+    private var states: UnsafeMutablePointer<UInt8>?
+    private let checking = Locked(Checking())
+
+    private static let unchecked: UInt8 = 0, checked: UInt8 = 1, damaged: UInt8 = 2
+
+    /// A page as the directory describes it.
+    struct Page {
+        var table: UInt32
+        var offset: Int
+        var capacity: Int
+        var count: Int
+        var keys: Range<Int>
+        var checksum: UInt32
+        /// The hash bits the branches above route it by: every key in it has
+        /// `tag >> routeShift == route`.
+        var routeShift: Int
+        var route: UInt32
+    }
+
+    /// What checks share: the pages left to check, and the log a damaged page is rebuilt from
+    /// (released once every page is checked).
+    private struct Checking {
+        var remaining = 0
+        /// Pages that failed their check (rebuilt or damaged).
+        var failed = 0
+        var log: CoveredLog?
+        var logger: Logger?
+        var damage: StoreError?
+    }
 
     init(region: MappedRegion) {
         self.region = region
     }
 
+    deinit { states?.deallocate() }
+
     static let fileName = "INDEX"
     static let magic: [UInt8] = Array("STRATAIX".utf8)
-    /// 2: the hash keys both operands of each multiply (IndexHash.swift); an image of
-    /// version 1 files keys by the hash of before and is refused (the open rebuilds).
-    static let version: UInt32 = 2
+    /// 3: each page's long keys lie together and its checksum covers them, so a page is
+    /// checked alone when first touched. (2: one checksum over all keys, checked at open;
+    /// 1 filed keys by the hash before IndexHash.swift seeded both operands. Both are
+    /// refused: the open rebuilds and writes a new image.)
+    static let version: UInt32 = 3
     static let headerSize = 64
     private static let slotSize = MemoryLayout<IndexSlot>.stride
 
@@ -76,6 +130,7 @@ final class IndexImage: Sendable {
 
     /// A loaded image: the index it holds and what it covers.
     struct Loaded {
+        var image: IndexImage
         var tables: [UInt32: HashIndex]
         var seed: UInt64
         var coverage: Coverage
@@ -88,8 +143,9 @@ final class IndexImage: Sendable {
 
     // MARK: Writing
 
-    /// The image of `tables` (keyed by `seed`) covering `coverage`.
-    static func encode(tables: [UInt32: HashIndex], seed: UInt64, coverage: Coverage) -> [UInt8] {
+    /// The image of `tables` (keyed by `seed`) covering `coverage`. Throws if a page of the
+    /// image they were loaded from is damaged (and could not be rebuilt): no image then.
+    static func encode(tables: [UInt32: HashIndex], seed: UInt64, coverage: Coverage) throws -> [UInt8] {
         let ordered = tables.keys.sorted()
         // Pass 1: where the keys start, the pages' total size being known.
         var slotBytes = 0
@@ -113,11 +169,13 @@ final class IndexImage: Sendable {
             directory.appendLE64(UInt64(segment.storedValueBytes))
             directory.appendLE64(UInt64(bitPattern: Int64(segment.liveBytes)))
         }
-        func writeNode(_ node: IndexNode, image oldBase: UnsafeRawPointer?) {
-            if let slots = node.slots {
+        func writeNode(_ node: IndexNode, image oldBase: UnsafeRawPointer?) throws {
+            if node.isLeaf {
+                try node.checkReadable()
+                let slots = node.slots!
                 // The page copied whole, then its empty slots zeroed (they may hold a removed
                 // key's stale words) and its long keys moved into the keys section.
-                let start = out.count
+                let start = out.count, keysBefore = keys.count
                 out.append(contentsOf: UnsafeRawBufferPointer(start: slots, count: node.capacity * slotSize))
                 out.withUnsafeMutableBytes { raw in
                     let copied = (raw.baseAddress! + start).assumingMemoryBound(to: IndexSlot.self)
@@ -135,12 +193,16 @@ final class IndexImage: Sendable {
                         }
                     }
                 }
+                let slotsChecksum = out.withUnsafeBytes { Checksum.lanes(UnsafeRawBufferPointer(rebasing: $0[start...])) }
+                let keysChecksum = keys.withUnsafeBytes { Checksum.lanes(UnsafeRawBufferPointer(rebasing: $0[keysBefore...])) }
                 directory.append(1)
                 directory.append(UInt8(node.shift))
                 directory.appendLE32(UInt32(node.capacity))
                 directory.appendLE32(UInt32(node.count))
                 directory.appendLE64(UInt64(start))
-                directory.appendLE32(out.withUnsafeBytes { Checksum.lanes(UnsafeRawBufferPointer(rebasing: $0[start...])) })
+                directory.appendLE64(UInt64(keysStart + keysBefore))
+                directory.appendLE32(UInt32(keys.count - keysBefore))
+                directory.appendLE32(pageChecksum(slots: slotsChecksum, keys: keysChecksum))
                 return
             }
             directory.append(0)
@@ -150,7 +212,7 @@ final class IndexImage: Sendable {
             for (position, child) in node.children.enumerated() {
                 guard let child else { continue }
                 directory.appendLE16(UInt16(position))
-                writeNode(child, image: oldBase)
+                try writeNode(child, image: oldBase)
             }
         }
         let present = ordered.filter { tables[$0]!.count > 0 }
@@ -159,7 +221,7 @@ final class IndexImage: Sendable {
             let index = tables[table]!
             directory.appendLE32(table)
             directory.appendLE64(UInt64(index.count))
-            writeNode(index.root!, image: index.image?.base)
+            try writeNode(index.root!, image: index.image?.base)
         }
         precondition(out.count == keysStart, "index image pages sized wrongly")
         out.append(contentsOf: keys)
@@ -170,7 +232,7 @@ final class IndexImage: Sendable {
             let p = raw.baseAddress!
             for (i, byte) in magic.enumerated() { p.storeBytes(of: byte, toByteOffset: i, as: UInt8.self) }
             p.storeLE32(version, at: 8)
-            p.storeLE32(Checksum.lanes(keys), at: 12)
+            p.storeLE32(0, at: 12)
             p.storeLE64(seed, at: 16)
             p.storeLE64(coverage.sequence, at: 24)
             p.storeLE64(UInt64(headerSize), at: 32)
@@ -225,8 +287,11 @@ final class IndexImage: Sendable {
         return nil
     }
 
-    /// The image in `region` checked and turned into an index: every page's CRC and slots,
-    /// the directory's structure (the trie's shape as HashIndex builds it), the counts.
+    /// The image in `region` turned into an index: the header's and the directory's
+    /// checksums, the directory's structure (the trie's shape as HashIndex builds it, every
+    /// page and its long keys inside their sections, the counts) checked now; each page's
+    /// own bytes when first touched (``checkReadable(_:)``). `region` must be a private
+    /// writable mapping (a page rebuilt from the log is written over its bytes).
     static func load(_ region: MappedRegion) throws -> Loaded {
         #if _endian(big)
         throw Unusable(reason: "index images are read in place only on little-endian machines")
@@ -251,8 +316,6 @@ final class IndexImage: Sendable {
         guard directoryBytes.le32(directoryBytes.count - 4) == Checksum.crc32c(body) else {
             throw Unusable(reason: "directory checksum mismatch")
         }
-        let keyBytes = region.bytes(at: Int(keysStart), count: Int(directoryStart - keysStart), limit: size)!
-        guard header.le32(12) == Checksum.lanes(keyBytes) else { throw Unusable(reason: "keys checksum mismatch") }
         let image = IndexImage(region: region)
         var reader = DirectoryReader(bytes: body)
         var segments: [CoveredSegment] = []
@@ -266,38 +329,58 @@ final class IndexImage: Sendable {
             segments.append(CoveredSegment(id: id, wasActive: state == 1, length: length, rawValueBytes: raw,
                                            storedValueBytes: stored, liveBytes: live))
         }
-        let bounds = PageBounds(pages: Int(pagesStart) ..< Int(keysStart), keys: Int(keysStart) ..< Int(directoryStart))
+        var shape = Shape(pages: Int(pagesStart) ..< Int(keysStart), keys: Int(keysStart) ..< Int(directoryStart))
         var tables: [UInt32: HashIndex] = [:]
         let tableCount = try reader.u32()
         for _ in 0 ..< tableCount {
             let table = try reader.u32(), count = try reader.int()
             guard tables[table] == nil else { throw Unusable(reason: "table \(table) listed twice") }
-            var seen = 0
-            let root = try readNode(&reader, parentShift: nil, image: image, bounds: bounds, seen: &seen)
-            guard seen == count, count > 0 else { throw Unusable(reason: "table \(table): count \(count) but \(seen) keys") }
+            shape.table = table
+            shape.seen = 0
+            let root = try readNode(&reader, parent: nil, image: image, shape: &shape)
+            guard shape.seen == count, count > 0 else { throw Unusable(reason: "table \(table): count \(count) but \(shape.seen) keys") }
             tables[table] = HashIndex(root: root, count: count, seed: seed, image: image)
         }
         guard reader.atEnd else { throw Unusable(reason: "bytes after the directory's last table") }
-        return Loaded(tables: tables, seed: seed, coverage: Coverage(segments: segments, sequence: sequence))
+        image.pages = shape.found
+        let states = UnsafeMutablePointer<UInt8>.allocate(capacity: shape.found.count + 1)
+        states.initialize(repeating: unchecked, count: shape.found.count + 1)
+        image.states = states
+        image.checking.withLock { $0.remaining = shape.found.count }
+        return Loaded(image: image, tables: tables, seed: seed, coverage: Coverage(segments: segments, sequence: sequence))
         #endif
     }
 
-    private struct PageBounds {
+    /// What reading the directory's nodes tracks: the sections' bounds, the table being read,
+    /// its keys counted so far, and the pages found (their numbers are their order here).
+    private struct Shape {
         var pages: Range<Int>
         var keys: Range<Int>
+        var table: UInt32 = 0
+        var seen = 0
+        var found: [Page] = []
+        /// Where the next page's long keys may start: each page's follow the previous one's.
+        var nextKeys: Int
+
+        init(pages: Range<Int>, keys: Range<Int>) {
+            self.pages = pages
+            self.keys = keys
+            nextKeys = keys.lowerBound
+        }
     }
 
     /// A node of the trie as HashIndex shapes it: the root a branch at `rootShift` by
     /// `rootBits`, every other branch `branchBits` wide and 4 bits below its parent, never
-    /// below `minimumSplitShift`; a page 4 bits below its parent.
-    private static func readNode(_ reader: inout DirectoryReader, parentShift: Int?, image: IndexImage, bounds: PageBounds,
-                                 seen: inout Int) throws -> IndexNode {
+    /// below `minimumSplitShift`; a page 4 bits below its parent. `parent`: the parent's
+    /// shift and the hash bits from there up that lead here.
+    private static func readNode(_ reader: inout DirectoryReader, parent: (shift: Int, route: UInt32)?, image: IndexImage,
+                                 shape: inout Shape) throws -> IndexNode {
         let kind = try reader.u8(), shift = Int(try reader.u8())
-        if let parentShift, shift != parentShift - IndexNode.branchBits { throw Unusable(reason: "node at the wrong depth") }
+        if let parent, shift != parent.shift - IndexNode.branchBits { throw Unusable(reason: "node at the wrong depth") }
         switch kind {
         case 0:
             let bits = Int(try reader.u8())
-            if parentShift == nil {
+            if parent == nil {
                 guard shift == IndexNode.rootShift, bits == IndexNode.rootBits else { throw Unusable(reason: "bad root") }
             } else {
                 guard bits == IndexNode.branchBits, shift >= IndexNode.minimumSplitShift else { throw Unusable(reason: "bad branch") }
@@ -309,32 +392,156 @@ final class IndexImage: Sendable {
                 let position = Int(try reader.u16())
                 guard position > last, position < branch.children.count else { throw Unusable(reason: "bad child position") }
                 last = position
-                branch.children[position] = try readNode(&reader, parentShift: shift, image: image, bounds: bounds, seen: &seen)
+                let route = ((parent?.route ?? 0) << UInt32(bits)) | UInt32(position)
+                branch.children[position] = try readNode(&reader, parent: (shift, route), image: image, shape: &shape)
             }
             return branch
         case 1:
-            guard parentShift != nil else { throw Unusable(reason: "a page as root") }
+            guard let parent else { throw Unusable(reason: "a page as root") }
             let capacity = Int(try reader.u32()), count = Int(try reader.u32())
-            let offset = try reader.int(), crc = try reader.u32()
+            let offset = try reader.int(), keysOffset = try reader.int(), keysLength = Int(try reader.u32())
+            let checksum = try reader.u32()
             // A probe ends at an empty slot: a page needs one.
-            guard capacity > 0, count < capacity, offset % slotSize == 0, offset >= bounds.pages.lowerBound,
-                  capacity <= (bounds.pages.upperBound - offset) / slotSize else {
+            guard capacity > 0, count < capacity, offset % slotSize == 0, offset >= shape.pages.lowerBound,
+                  capacity <= (shape.pages.upperBound - offset) / slotSize else {
                 throw Unusable(reason: "page out of bounds")
             }
-            let bytes = image.region.bytes(at: offset, count: capacity * slotSize, limit: bounds.pages.upperBound)!
-            guard Checksum.lanes(bytes) == crc else { throw Unusable(reason: "page at \(offset): checksum mismatch") }
-            var used = 0
-            guard strata_index_page_scan(bytes.baseAddress, capacity, UInt64(bounds.keys.lowerBound),
-                                         UInt64(bounds.keys.upperBound), &used) == 1 else {
-                throw Unusable(reason: "page at \(offset): a slot is neither an inline key nor a key in the image")
+            guard keysOffset == shape.nextKeys, keysLength <= shape.keys.upperBound - keysOffset else {
+                throw Unusable(reason: "page at \(offset): its long keys out of bounds")
             }
-            let slots = bytes.baseAddress!.assumingMemoryBound(to: IndexSlot.self)
-            guard used == count else { throw Unusable(reason: "page at \(offset): count \(count) but \(used) keys") }
-            seen += count
-            return IndexNode(imagePageAt: shift, capacity: capacity, count: count, slots: slots)
+            shape.nextKeys += keysLength
+            shape.seen += count
+            let number = shape.found.count
+            shape.found.append(Page(table: shape.table, offset: offset, capacity: capacity, count: count,
+                                    keys: keysOffset ..< keysOffset + keysLength, checksum: checksum,
+                                    routeShift: parent.shift, route: parent.route))
+            let slots = UnsafeMutableRawPointer(mutating: image.base + offset).assumingMemoryBound(to: IndexSlot.self)
+            return IndexNode(imagePageAt: shift, capacity: capacity, count: count, slots: slots, image: image, page: number)
         default:
             throw Unusable(reason: "bad node kind \(kind)")
         }
+    }
+
+    /// A page's checksum: its slots' and its long keys' lane checksums combined.
+    static func pageChecksum(slots: UInt32, keys: UInt32) -> UInt32 {
+        slots ^ ((keys << 16) | (keys >> 16))
+    }
+
+    // MARK: Checking pages
+
+    /// Whether page `page` may be read: checked now if it was not yet (its checksum, its
+    /// slots), and rebuilt from the log the image covers if it fails. False only when it
+    /// is damaged and could not be rebuilt.
+    @inline(__always)
+    func isReadable(_ page: Int) -> Bool {
+        let state = strata_load_acquire_u8(states! + page)
+        if state == IndexImage.checked { return true }
+        return checkSlowly(page)
+    }
+
+    /// The error for a read of a damaged page (the image's damage, as recorded).
+    func damageError(page: Int) -> StoreError {
+        checking.withLock { $0.damage }
+            ?? .corrupted(segment: IndexImage.fileName, offset: pages.indices.contains(page) ? pages[page].offset : 0,
+                          reason: "the index image page is damaged")
+    }
+
+    /// The first page found damaged and not rebuilt, if any: a store refuses writes then.
+    var damage: StoreError? { checking.withLock { $0.damage } }
+
+    /// Whether a page failed its check so far (rebuilt or not): the file on disk is then
+    /// replaced at close even if it still fits.
+    var hadFailures: Bool { checking.withLock { $0.failed > 0 } }
+
+    /// Whether ``damage`` is set (one load: checked by every write).
+    @inline(__always)
+    var isDamaged: Bool { strata_load_acquire_u8(states! + pages.count) != 0 }
+
+    /// Gives the image the log it covers, to rebuild a damaged page from, and where to
+    /// report what it finds; the log is released once every page is checked.
+    func setCoveredLog(_ log: CoveredLog, logger: Logger?) {
+        checking.withLock {
+            guard $0.remaining > 0 else { return }
+            $0.log = log
+            $0.logger = logger
+        }
+    }
+
+    /// Checks every page not yet checked (the background pass an open starts).
+    func checkAll() {
+        for page in pages.indices { _ = isReadable(page) }
+    }
+
+    private func checkSlowly(_ page: Int) -> Bool {
+        checking.withLock { shared in
+            let state = strata_load_acquire_u8(states! + page)
+            if state != IndexImage.unchecked { return state == IndexImage.checked }
+            let info = pages[page]
+            var result = IndexImage.checked
+            if let problem = check(info) {
+                shared.failed += 1
+                result = rebuild(info, problem: problem, shared: &shared)
+            }
+            strata_store_release_u8(states! + page, result)
+            shared.remaining -= 1
+            if shared.remaining == 0 { shared.log = nil }
+            return result == IndexImage.checked
+        }
+    }
+
+    /// Why page `info` cannot be read as it lies, or nil if it can.
+    private func check(_ info: Page) -> String? {
+        let bytes = region.bytes(at: info.offset, count: info.capacity * IndexImage.slotSize, limit: region.length)!
+        let keys = region.bytes(at: info.keys.lowerBound, count: info.keys.count, limit: region.length)!
+        guard IndexImage.pageChecksum(slots: Checksum.lanes(bytes), keys: Checksum.lanes(keys)) == info.checksum else {
+            return "checksum mismatch"
+        }
+        var used = 0
+        guard strata_index_page_scan(bytes.baseAddress, info.capacity, UInt64(info.keys.lowerBound),
+                                     UInt64(info.keys.upperBound), &used) == 1 else {
+            return "a slot is neither an inline key nor one of the page's long keys"
+        }
+        return used == info.count ? nil : "count \(info.count) but \(used) keys"
+    }
+
+    /// Page `info` rebuilt from the covered log and written over its bytes; the page's new
+    /// state (`checked`, or `damaged` if the log could not give its keys).
+    private func rebuild(_ info: Page, problem: String, shared: inout Checking) -> UInt8 {
+        let place = "index image page at \(info.offset) (table \(info.table))"
+        func fail(_ reason: String) -> UInt8 {
+            shared.logger?.error("\(place): \(problem), and it cannot be rebuilt: \(reason). Reads of its keys fail and writes are refused; reopen the store to rebuild the index from the hint files")
+            if shared.damage == nil {
+                shared.damage = .corrupted(segment: IndexImage.fileName, offset: info.offset,
+                                           reason: "the index image page is damaged (\(problem)) and the log it covers could not rebuild it: \(reason)")
+                strata_store_release_u8(states! + pages.count, 1)
+            }
+            return IndexImage.damaged
+        }
+        guard let log = shared.log else { return fail("the log it covers is no longer held") }
+        let entries: [(key: IndexKey, location: Location)]
+        do {
+            entries = try log.entries(table: info.table, routeShift: info.routeShift, route: info.route)
+        } catch {
+            return fail("\(error)")
+        }
+        guard entries.count == info.count else {
+            return fail("the log gives \(entries.count) keys for it, the directory \(info.count)")
+        }
+        // Built in memory, then copied over the page's bytes (this process's copy only).
+        let page = IndexNode(pageAt: info.routeShift - IndexNode.branchBits, capacity: info.capacity)
+        for (key, location) in entries {
+            page.place(HashIndex.makeSlot(key, location: location, tag: HashIndex.tag(key, seed: log.seed)))
+        }
+        let target = UnsafeMutableRawPointer(mutating: base + info.offset).assumingMemoryBound(to: IndexSlot.self)
+        for i in 0 ..< info.capacity {
+            if page.slots![i].isBoxed {
+                // The page's copy keeps the box alive (retained once more: the image's slots are never released).
+                _ = Unmanaged<KeyBox>.fromOpaque(UnsafeRawPointer(bitPattern: UInt(page.slots![i].k0))!).retain()
+            }
+            target[i] = page.slots![i]
+        }
+        shared.logger?.warning("\(place): \(problem); rebuilt from the log it covers")
+        return IndexImage.checked
     }
 
     /// Bounds-checked reads of the directory.

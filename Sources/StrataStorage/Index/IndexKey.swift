@@ -94,4 +94,13 @@ struct Location: Hashable, Sendable {
     var segment: UInt32
     var offset: UInt32
     var size: UInt32
+
+    /// What a lookup answers for a key whose page of an index image is damaged and could
+    /// not be rebuilt: no record is 0 bytes, so reading it fails (KeyDirectory.withRecord)
+    /// with the image's error instead of answering "absent".
+    static func unreadable(imagePage: Int) -> Location {
+        Location(segment: 0, offset: UInt32(truncatingIfNeeded: imagePage), size: 0)
+    }
+
+    var isUnreadable: Bool { size == 0 }
 }

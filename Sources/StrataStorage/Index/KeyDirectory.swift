@@ -26,6 +26,9 @@ struct KeyDirectory: Sendable {
     var seed: UInt64
     /// The sequence number of the newest commit this directory reflects.
     var sequence: UInt64 = 0
+    /// The index image the open mapped pages from, if any: a read of a key whose page is
+    /// damaged (and could not be rebuilt) fails with its error.
+    var image: IndexImage?
     /// Sealed segments by id, as an array from `sealedBase` (live ids are mostly a narrow
     /// window of recent numbers, so an array beats hashing on every read). The window starts
     /// at the oldest sealed id, not at 0, and may not grow much wider than the number of
@@ -77,6 +80,13 @@ struct KeyDirectory: Sendable {
         guard id >= sealedBase else { return nil }
         let index = Int(id - sealedBase)
         return index < sealed.count ? index : nil
+    }
+
+    /// Throws the index image's error if one of its pages is damaged beyond rebuilding: the
+    /// store then refuses writes (a write would copy such a page empty).
+    @inline(__always)
+    func checkImageIntact() throws {
+        if let image, image.isDamaged { throw image.damage! }
     }
 
     @inline(__always)
@@ -206,6 +216,10 @@ struct KeyDirectory: Sendable {
             case .failure(let failure):
                 throw damaged(failure.reason)
             }
+        }
+        if location.isUnreadable {
+            throw image?.damageError(page: Int(location.offset))
+                ?? .corrupted(segment: IndexImage.fileName, offset: 0, reason: "the index image page is damaged")
         }
         guard let view = segment(location.segment) else { throw damaged("segment file is missing") }
         guard let bytes = view.region.bytes(at: Int(location.offset), count: Int(location.size), limit: view.length) else {

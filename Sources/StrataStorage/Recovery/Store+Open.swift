@@ -162,7 +162,7 @@ extension Store {
 
     /// The bytes of segment `id`'s hint file, or nil if there is none readable (or, in an
     /// encrypted store, none that opens: a hint is a cache, the segment is scanned instead).
-    fileprivate static func loadHintBytes(path: String, id: UInt32, cipher: StoreCipher?, fileSystem fs: any FileSystem) -> [UInt8]? {
+    static func loadHintBytes(path: String, id: UInt32, cipher: StoreCipher?, fileSystem fs: any FileSystem) -> [UInt8]? {
         let hintPath = path + "/" + hintName(id)
         guard fs.fileExists(hintPath), let file = try? fs.openFile(hintPath, create: false, readOnly: true) else { return nil }
         defer { file.close() }
@@ -302,7 +302,19 @@ private struct Recovery {
             index = IndexBuilder(loaded: loaded.tables, liveBytes: Dictionary(uniqueKeysWithValues: loaded.coverage.segments.map { ($0.id, $0.liveBytes) }),
                                  seed: loaded.seed)
             directory.seed = loaded.seed
+            directory.image = loaded.image
             lastSequence = loaded.coverage.sequence
+            // Before anything touches a page: replaying the log after the image does.
+            let covered = Dictionary(uniqueKeysWithValues: loaded.coverage.segments.map { ($0.id, $0) })
+            let parts = found.compactMap { segment in
+                covered[segment.number].map {
+                    CoveredLog.Part(view: SegmentView(id: segment.number, region: segment.region, length: $0.length, cipher: nil),
+                                    kind: segment.info.kind, coversThroughSequence: segment.info.coversThroughSequence,
+                                    wasActive: $0.wasActive)
+                }
+            }
+            loaded.image.setCoveredLog(CoveredLog(parts: parts, path: path, fileSystem: fs, dataStart: dataStart, seed: loaded.seed),
+                                       logger: options.logger)
         }
         for segment in found.dropLast() { try loadSealed(segment) }
         let active = try recoverActive(found.last!)
@@ -488,7 +500,7 @@ private struct Recovery {
         do {
             let file = try fs.openFile(imagePath, create: false, readOnly: true)
             defer { file.close() }
-            let loaded = try IndexImage.load(try file.map(length: try file.size()))
+            let loaded = try IndexImage.load(try file.mapCopyOnWrite(length: try file.size()))
             let segments = found.map { ($0.number, $0.size, $0.info.kind) }
             if let problem = IndexImage.mismatch(loaded.coverage, found: segments) { throw IndexImage.Unusable(reason: problem) }
             let replay = IndexImage.replayBytes(loaded.coverage, found: segments)
@@ -649,6 +661,11 @@ private struct Recovery {
             // Every segment read: the index is built whole, and each segment's live bytes are
             // those of the records it ends up holding.
             let built = index.build()
+            if let damage = image?.image.damage {
+                // A page the log after the image landed in, damaged beyond rebuilding: the
+                // open would have thrown this rebuilding the index from the hints too.
+                throw damage
+            }
             directory.tables = built.tables
             for (number, bytes) in built.liveBytes { space[number]?.liveBytes = bytes }
             directory.active = SegmentView(id: id, region: active.region, length: active.validLength, cipher: active.cipher)

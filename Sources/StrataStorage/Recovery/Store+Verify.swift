@@ -185,7 +185,11 @@ private struct Verification {
     /// replay gives (a compaction's copy carries its original's sequence).
     mutating func checkIndex() {
         for (table, index) in directory.tables {
-            index.forEach { key, location in
+            index.forEach(damaged: { error in
+                if case let .corrupted(segment, offset, reason) = error {
+                    report.problems.append(VerificationProblem(segment: segment, offset: offset, reason: reason))
+                }
+            }) { key, location in
                 guard !unreadable.contains(location.segment) else { return }
                 report.keysChecked += 1
                 do {

@@ -195,5 +195,6 @@ final class RecordingFile: StorageFile, @unchecked Sendable {
     }
 
     func map(length: Int) throws -> MappedRegion { try inner.map(length: length) }
+    func mapCopyOnWrite(length: Int) throws -> MappedRegion { try inner.mapCopyOnWrite(length: length) }
     func close() { inner.close() }
 }
