@@ -65,7 +65,7 @@ struct EngineBenchmarks {
         for _ in 0 ..< opens {
             var opened: Store?
             let seconds = try time { opened = try Store(path: storeDir) }
-            log(String(format: "open %.3f s (%.0f ns/key), index %.1f B/key", seconds, seconds / Double(records) * 1e9,
+            log(String(format: "open %.2f ms (%.1f ns/key), index %.1f B/key", seconds * 1e3, seconds / Double(records) * 1e9,
                        Double(opened!.stats.indexBytes) / Double(records)))
             try opened!.close()
         }

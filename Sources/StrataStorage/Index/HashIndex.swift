@@ -560,9 +560,11 @@ struct HashIndex: Sendable {
     }
 
     private static func measure(_ node: IndexNode) -> Int {
-        // Reads only slot words of image pages, never through them: no check needed.
         var total = 80   // the node object
         if let slots = node.slots {
+            // Slot words only, never read through; but a page being rebuilt is being
+            // written: read it once its check is done (a damaged one counts as empty).
+            guard node.isReadable else { return total + node.capacity * MemoryLayout<IndexSlot>.stride }
             total += node.capacity * MemoryLayout<IndexSlot>.stride
             for i in 0 ..< node.capacity where slots[i].tag != 0 && !slots[i].isInline {
                 total += 48 + ((Int(truncatingIfNeeded: slots[i].k1 & 0xFFFF_FFFF) + 15) & ~15)
