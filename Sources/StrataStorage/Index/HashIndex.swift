@@ -17,6 +17,8 @@
 // 7/10 in an index built at open, so about 46 bytes a key, plus, for keys longer than 15
 // bytes, a box holding the bytes.
 
+import CStrataSupport
+
 /// The bytes of a key longer than fits inline; shared by every page that refers to it.
 final class KeyBox: @unchecked Sendable {
     let bytes: [UInt8]
@@ -92,6 +94,9 @@ final class IndexNode: @unchecked Sendable {
     let image: IndexImage?
     /// This page's number in `image`.
     let imagePage: Int
+    /// This page's check state in `image` (which keeps it allocated): read here, a lookup
+    /// touches no reference count of the shared image.
+    private let checkState: UnsafePointer<UInt8>?
     /// False for a page whose slots lie in an index image: a writer copies it before any
     /// change, however uniquely it holds it, and it frees nothing.
     var ownsSlots: Bool { image == nil }
@@ -123,8 +128,9 @@ final class IndexNode: @unchecked Sendable {
     /// only when the image page is damaged and the log it covers could not rebuild it.
     @inline(__always)
     var isReadable: Bool {
-        guard let image else { return true }
-        return image.isReadable(imagePage)
+        guard let checkState else { return true }
+        if strata_load_acquire_u8(checkState) == IndexImage.checked { return true }
+        return image!.isReadable(imagePage)
     }
 
     /// Throws the image's error unless ``isReadable``.
@@ -162,6 +168,7 @@ final class IndexNode: @unchecked Sendable {
         slots = nil
         image = nil
         imagePage = 0
+        checkState = nil
         capacity = 0
         count = 0
         self.shift = shift
@@ -176,6 +183,7 @@ final class IndexNode: @unchecked Sendable {
         probeBits = shift + IndexNode.branchBits - 1
         image = nil
         imagePage = 0
+        checkState = nil
         let storage = UnsafeMutablePointer<IndexSlot>.allocate(capacity: capacity)
         storage.initialize(repeating: IndexSlot(k0: 0, k1: 0, segment: 0, offset: 0, size: 0, tag: 0), count: capacity)
         slots = storage
@@ -191,6 +199,7 @@ final class IndexNode: @unchecked Sendable {
         probeBits = shift + IndexNode.branchBits - 1
         self.image = image
         imagePage = page
+        checkState = image.state(of: page)
         self.slots = slots
     }
 
@@ -205,6 +214,7 @@ final class IndexNode: @unchecked Sendable {
         probeBits = other.probeBits
         image = nil
         imagePage = 0
+        checkState = nil
         if let source = other.slots {
             let storage = UnsafeMutablePointer<IndexSlot>.allocate(capacity: capacity)
             if other.isReadable {

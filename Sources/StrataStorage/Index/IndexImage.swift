@@ -62,12 +62,14 @@ final class IndexImage: @unchecked Sendable {
     var base: UnsafeRawPointer { region.base! }
     /// Where each page lies and what its check expects (from the checksummed directory).
     private(set) var pages: [Page] = []
-    /// Per page: `unchecked`, `checked` (or rebuilt) or `damaged`; then one byte, 1 once
-    /// any page is damaged.
+    /// Per page: `unchecked`, `checked` (or rebuilt) or `damaged`.
     private var states: UnsafeMutablePointer<UInt8>?
+    /// 1 once any page is damaged (just after the states).
+    private var damagedFlag: UnsafeMutablePointer<UInt8>?
     private let checking = Locked(Checking())
 
-    private static let unchecked: UInt8 = 0, checked: UInt8 = 1, damaged: UInt8 = 2
+    private static let unchecked: UInt8 = 0, damaged: UInt8 = 2
+    static let checked: UInt8 = 1
 
     /// A page as the directory describes it.
     struct Page {
@@ -330,6 +332,15 @@ final class IndexImage: @unchecked Sendable {
                                            storedValueBytes: stored, liveBytes: live))
         }
         var shape = Shape(pages: Int(pagesStart) ..< Int(keysStart), keys: Int(keysStart) ..< Int(directoryStart))
+        // A state per page, before the pages' nodes (each keeps a pointer to its own): the
+        // directory has room for at most one page per 35 bytes (a page's entry, its kind and
+        // position included); the last byte is the "any page damaged" flag.
+        let maxPages = body.count / 35 + 1
+        let states = UnsafeMutablePointer<UInt8>.allocate(capacity: maxPages + 1)
+        states.initialize(repeating: unchecked, count: maxPages + 1)
+        image.states = states
+        image.damagedFlag = states + maxPages
+        shape.maxPages = maxPages
         var tables: [UInt32: HashIndex] = [:]
         let tableCount = try reader.u32()
         for _ in 0 ..< tableCount {
@@ -343,9 +354,6 @@ final class IndexImage: @unchecked Sendable {
         }
         guard reader.atEnd else { throw Unusable(reason: "bytes after the directory's last table") }
         image.pages = shape.found
-        let states = UnsafeMutablePointer<UInt8>.allocate(capacity: shape.found.count + 1)
-        states.initialize(repeating: unchecked, count: shape.found.count + 1)
-        image.states = states
         image.checking.withLock { $0.remaining = shape.found.count }
         return Loaded(image: image, tables: tables, seed: seed, coverage: Coverage(segments: segments, sequence: sequence))
         #endif
@@ -361,6 +369,8 @@ final class IndexImage: @unchecked Sendable {
         var found: [Page] = []
         /// Where the next page's long keys may start: each page's follow the previous one's.
         var nextKeys: Int
+        /// Pages the state array has room for.
+        var maxPages = 0
 
         init(pages: Range<Int>, keys: Range<Int>) {
             self.pages = pages
@@ -412,6 +422,7 @@ final class IndexImage: @unchecked Sendable {
             shape.nextKeys += keysLength
             shape.seen += count
             let number = shape.found.count
+            guard number < shape.maxPages else { throw Unusable(reason: "more pages than the directory has room for") }
             shape.found.append(Page(table: shape.table, offset: offset, capacity: capacity, count: count,
                                     keys: keysOffset ..< keysOffset + keysLength, checksum: checksum,
                                     routeShift: parent.shift, route: parent.route))
@@ -428,6 +439,11 @@ final class IndexImage: @unchecked Sendable {
     }
 
     // MARK: Checking pages
+
+    /// Where page `page`'s state lies (valid while the image lives): a node reads it there.
+    func state(of page: Int) -> UnsafePointer<UInt8> {
+        UnsafePointer(states! + page)
+    }
 
     /// Whether page `page` may be read: checked now if it was not yet (its checksum, its
     /// slots), and rebuilt from the log the image covers if it fails. False only when it
@@ -455,7 +471,7 @@ final class IndexImage: @unchecked Sendable {
 
     /// Whether ``damage`` is set (one load: checked by every write).
     @inline(__always)
-    var isDamaged: Bool { strata_load_acquire_u8(states! + pages.count) != 0 }
+    var isDamaged: Bool { strata_load_acquire_u8(damagedFlag!) != 0 }
 
     /// Gives the image the log it covers, to rebuild a damaged page from, and where to
     /// report what it finds; the log is released once every page is checked.
@@ -513,7 +529,7 @@ final class IndexImage: @unchecked Sendable {
             if shared.damage == nil {
                 shared.damage = .corrupted(segment: IndexImage.fileName, offset: info.offset,
                                            reason: "the index image page is damaged (\(problem)) and the log it covers could not rebuild it: \(reason)")
-                strata_store_release_u8(states! + pages.count, 1)
+                strata_store_release_u8(damagedFlag!, 1)
             }
             return IndexImage.damaged
         }
