@@ -344,6 +344,67 @@ final class IndexImageTests: XCTestCase {
         try store.close()
     }
 
+    /// A fuzz of the image file on a store deep enough that pages lie below second-level
+    /// branches: random bytes flipped, the store opened, every key read. Each round either
+    /// refuses the image (the open rebuilds from the hints) or rebuilds the pages that fail
+    /// their check from the covered log — every answer right, whatever was damaged.
+    func testRandomDamageToTheImageNeverGivesAWrongAnswer() throws {
+        let dir = TemporaryDirectory("index-image-fuzz")
+        var settings = options(segmentSize: 1 << 20, durability: .none)
+        settings.autoCompaction = .disabled
+        // A root part's page splits at 896 entries once over 7/8 full: at 1,458 slots, 1,276.
+        // Over 256 × 1,276 keys, most root parts are branches with pages below them.
+        let keys = 400_000
+        func key(_ i: Int) -> [UInt8] { bytes(i % 5 == 0 ? "item-\(i)-with-a-long-name" : "k\(i)") }
+        do {
+            let store = try Store(directory: dir.url, options: settings)
+            var i = 0
+            while i < keys {
+                try store.write { tx in
+                    for n in i ..< min(keys, i + 20_000) { try tx.put(table: 2, key: key(n), value: withUnsafeBytes(of: UInt32(n)) { Array($0) }) }
+                }
+                i += 20_000
+            }
+            try store.close()
+        }
+        var rng = SplitMix64(seed: baseSeed &+ 41)
+        var rebuilt = 0, refused = 0
+        for round in 0 ..< 3 * TestEnvironment.fuzzScale {
+            let copy = TemporaryDirectory("index-image-fuzz-\(round)")
+            try copyAsIfCrashed(dir, to: copy)
+            let imagePath = copy.url.appendingPathComponent("INDEX").path
+            var image = try Data(contentsOf: URL(fileURLWithPath: imagePath))
+            for _ in 0 ..< 1 + Int(rng.next() % 6) {
+                // Mostly the pages (most of the file), sometimes anywhere.
+                let position = rng.next() % 4 == 0 ? Int(rng.next() % UInt64(image.count))
+                    : IndexImage.headerSize + Int(rng.next() % UInt64(image.count / 2))
+                image[position] ^= UInt8(1) << (rng.next() % 8)
+            }
+            try image.write(to: URL(fileURLWithPath: imagePath))
+            let store = try Store(directory: copy.url, options: settings)
+            let snapshot = store.snapshot()
+            XCTAssertEqual(snapshot.count(table: 2), keys)
+            for n in 0 ..< keys {
+                let value = try snapshot.get(table: 2, key: key(n))
+                if value != withUnsafeBytes(of: UInt32(n), { Array($0) }) { XCTFail("round \(round): key \(n) read \(String(describing: value))"); break }
+            }
+            XCTAssertEqual(try snapshot.keys(table: 2).count, keys)
+            if store.openedImageCoverage == nil {
+                refused += 1
+            } else if store.writerDirectory.image?.hadFailures ?? false {
+                XCTAssertFalse(store.writerDirectory.image!.isDamaged)
+                rebuilt += 1
+            }
+            XCTAssertNil(store.checkInvariants())
+            try store.close()
+        }
+        XCTAssertGreaterThan(rebuilt, 0, "no round rebuilt a page (refused: \(refused))")
+        let opened = try Store(directory: dir.url, options: settings)
+        XCTAssertGreaterThan(opened.writerDirectory.tables[2]!.root!.children.compactMap { $0 }.filter { !$0.isLeaf }.count, 128,
+                             "the trie is not deep enough to test pages below branches")
+        try opened.close()
+    }
+
     /// When the log the image covers cannot rebuild a damaged page either (its hints gone,
     /// its records damaged), nothing is answered from that page: its keys' reads and
     /// `contains` throw `corrupted` naming the image, listing keys throws, writes are
