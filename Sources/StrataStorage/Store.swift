@@ -121,6 +121,12 @@ public final class Store: @unchecked Sendable {
     let dataStart: Int
     var fileSystem: any FileSystem { options.fileSystem }
     let fileLock: any FileLock
+    /// True for a read-only open made while a writer in another process held the store:
+    /// it reads the durable prefix of the log that writer published when this opened
+    /// (see ``StoreOptions/readOnly``).
+    public let isFollowingAWriter: Bool
+    /// The writer's published durable state (HEAD); nil read-only.
+    let beacon: Beacon?
 
     // Guarded by `publishedLock`.
     let publishedLock: Locked<PublishedState>
@@ -233,10 +239,19 @@ public final class Store: @unchecked Sendable {
             // synced: without this, a crash could lose the store with commits acknowledged.
             for made in try fs.createDirectory(path) { try fs.syncDirectory(parentDirectory(of: made)) }
         }
-        fileLock = try Store.lock(path + "/LOCK", options: options)
+        var following = false
+        do {
+            fileLock = try Store.lock(path + "/LOCK", options: options)
+        } catch StoreError.locked where options.readOnly {
+            // A writer holds the store: read what it made durable, and say so to it (it then
+            // deletes retired segments whole, never truncating them under our mappings).
+            fileLock = try Store.lock(path + "/" + Beacon.readersFileName, options: options, waitSeconds: 1)
+            following = true
+        }
+        isFollowingAWriter = following
         let recovered: Recovered
         do {
-            recovered = try Store.recover(path: path, options: options)
+            recovered = try following ? Store.recoverFollowing(path: path, options: options) : Store.recover(path: path, options: options)
         } catch {
             fileLock.unlock()
             throw error
@@ -261,6 +276,18 @@ public final class Store: @unchecked Sendable {
         syncedEnd = (recovered.activeID, recovered.activeSize)
         appendedEnd = syncedEnd
         appendedFile = recovered.activeFile
+        if options.readOnly {
+            beacon = nil
+        } else {
+            do {
+                beacon = try Beacon(path: path, fileSystem: fs, state: Beacon.State(
+                    segment: recovered.activeID, end: recovered.activeSize, sequence: recovered.directory.sequence))
+            } catch {
+                recovered.activeFile?.close()
+                fileLock.unlock()
+                throw error
+            }
+        }
         if options.durability == .normal && !options.readOnly {
             startBackgroundSyncer()
         }
@@ -404,8 +431,8 @@ public final class Store: @unchecked Sendable {
     /// The store's lock: shared for a read-only open (at once or `locked`), exclusive for a
     /// writer, which waits up to ``StoreOptions/lockWaitTimeout`` for other processes —
     /// polling, since `flock` cannot wait with a deadline.
-    private static func lock(_ path: String, options: StoreOptions) throws -> any FileLock {
-        let deadline = options.readOnly ? 0 : monotonicSeconds() + max(0, options.lockWaitTimeout)
+    private static func lock(_ path: String, options: StoreOptions, waitSeconds: Double? = nil) throws -> any FileLock {
+        let deadline = monotonicSeconds() + (waitSeconds ?? (options.readOnly ? 0 : max(0, options.lockWaitTimeout)))
         var pause: UInt32 = 2_000
         while true {
             do {
@@ -463,6 +490,10 @@ public final class Store: @unchecked Sendable {
         }
         publishedLock.withLock { $0 = PublishedState(directory: $0.directory, space: $0.space, closed: true) }
         activeFile = nil   // its descriptor closes when no sync holds it any more
+        if let beacon {
+            beacon.close()
+            try? fileSystem.remove(path + "/" + Beacon.fileName)
+        }
         fileLock.unlock()
         if let closeError { throw closeError }
     }

@@ -12,7 +12,9 @@ import Darwin
 /// as one of these cases. Each case's `description` says what went wrong, where, and
 /// what to do about it.
 public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Another process holds the store's lock (or, for a read-only open, a writer does).
+    /// Another process holds the store's lock (for a read-only open beside a writer: the
+    /// writer published no durable state within a second — an older Strata, or one still
+    /// opening).
     case locked(String)
     /// A file of the store is damaged: `segment` names the file, `offset` the byte where
     /// the damage was found.
@@ -40,7 +42,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .locked(let path):
-            return "store is locked by another process: \(path) (close the other process, or open read-only while no writer is running)"
+            return "store is locked by another process: \(path) (close the other process, or open read-only: a read-only open reads what the writer has made durable)"
         case .corrupted(let segment, let offset, let reason):
             return "store file is damaged: \(segment) at offset \(offset): \(reason) (run `strata verify` on the store; restore the file from a backup)"
         case .io(let op, let path, let code) where op.contains("sync"):

@@ -56,14 +56,19 @@ public struct StoreOptions: Sendable {
     public var compressionThreshold: Int = 256
     /// See ``AutoCompaction``. Default `.default`.
     public var autoCompaction: AutoCompaction = .default
-    /// Open with a shared lock for reading only: several read-only openers may share the
-    /// store while no writer holds it; writes throw `StoreError.invalidArgument`.
+    /// Open for reading only; writes throw `StoreError.invalidArgument`. While no writer
+    /// holds the store, read-only openers share its lock (a writer's open waits for them,
+    /// see ``lockWaitTimeout``). While a writer in another process holds it, a read-only
+    /// open reads the prefix of the log that writer has made durable, as its beacon
+    /// (`HEAD`) says (``Store/isFollowingAWriter``): a consistent state of one commit, at
+    /// least every commit acknowledged before the open began. It does not advance after
+    /// the open; open again to see later commits.
     public var readOnly: Bool = false
     /// How many seconds a writable open waits for the store's lock while another process
     /// holds it (default 5), before throwing `StoreError.locked`. A viewer opening the
     /// store read-only (`strata stats`, the studio) holds the lock for as long as its open
     /// takes; a service (re)starting meanwhile waits for it instead of failing. 0: never
-    /// wait. Read-only opens never wait: a writer may hold the lock for hours.
+    /// wait. Read-only opens never wait for a writer: they read beside it.
     public var lockWaitTimeout: Double = 5
 
     /// Asked once at a writable open, with the bytes of all segment files and the bytes of

@@ -177,11 +177,15 @@ final class ToolTests: XCTestCase {
         let missing = try strata("stats", directory + "/nope")
         XCTAssertEqual(missing.status, 1)
         XCTAssertEqual(missing.stderr.split(separator: "\n").count, 1)
-        // A store held by a writer: a clear one-line refusal.
+        // A store held by a writer: commands that read read beside it (what it made durable);
+        // one that writes is refused in one clear line (after the lock wait, 5 s).
         let writer = try Store(path: directory)
-        let locked = try strata("stats", directory)
+        let live = try strata("stats", directory)
+        XCTAssertEqual(live.status, 0, live.stderr)
+        let locked = try strata("compact", directory)
         XCTAssertEqual(locked.status, 1)
         XCTAssertTrue(locked.stderr.contains("locked"), locked.stderr)
+        XCTAssertEqual(locked.stderr.split(separator: "\n").count, 1, locked.stderr)
         try writer.close()
         XCTAssertEqual(try strata("--help").status, 0)
     }

@@ -300,6 +300,8 @@ extension Store {
             appendedSequence = sequence
             appendedEnd = (activeID, activeSize)
             appendedFile = activeFile
+            // `.none` promises nothing durable: readers in other processes follow the log.
+            if options.durability == .none { beacon?.publish(Beacon.State(segment: activeID, end: activeSize, sequence: sequence)) }
             if options.durability == .full {
                 pendingPublish.append((sequence, state))
             }
@@ -353,6 +355,9 @@ extension Store {
             appendedEnd = (next.id, dataStart)
             appendedFile = next.file
             syncedEnd = (next.id, dataStart)
+            // The sealed segment was synced whole: followers may read all of it.
+            beacon?.publish(Beacon.State(segment: next.id, end: dataStart,
+                                         sequence: options.durability == .none ? lastAppendedSequence : syncedSequence))
         }
     }
 

@@ -158,6 +158,7 @@ extension Store {
         if sequence >= syncedSequence {
             syncedSequence = sequence
             syncedEnd = end
+            beacon?.publish(Beacon.State(segment: end.segment, end: end.end, sequence: sequence))
         }
         var newest: PublishedState?
         while let first = pendingPublish.first, first.sequence <= sequence {

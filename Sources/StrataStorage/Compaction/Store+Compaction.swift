@@ -385,6 +385,9 @@ extension Store {
             return list.files
         }
         var waiting: [String] = []
+        // Readers in other processes may map them: those files are unlinked whole (their
+        // mappings stay valid), never truncated (a read past the new end would fault).
+        let othersMayMap = !candidates.isEmpty && otherProcessesRead()
         for doomed in candidates {
             if let file = try? fileSystem.openFile(doomed, create: false, readOnly: false) {
                 if file.hasLiveMappings() {
@@ -392,7 +395,7 @@ extension Store {
                     waiting.append(doomed)
                     continue
                 }
-                var size = (try? file.size()) ?? 0
+                var size = othersMayMap ? 0 : (try? file.size()) ?? 0
                 while size > 0 {
                     size = max(0, size - Store.deletionStep)
                     do { try file.truncate(to: size) } catch { break }
@@ -404,6 +407,19 @@ extension Store {
         return doomedFiles.withLock { list in
             list.files += waiting
             return !list.files.isEmpty
+        }
+    }
+
+    /// Whether a read-only open in another process follows this store (it holds a shared
+    /// lock on `READERS` for as long as it is open).
+    func otherProcessesRead() -> Bool {
+        // No file: no reader ever followed this store (a follower creates it with its lock).
+        guard fileSystem.fileExists(path + "/" + Beacon.readersFileName) else { return false }
+        do {
+            try fileSystem.lock(path + "/" + Beacon.readersFileName, shared: false).unlock()
+            return false
+        } catch {
+            return true
         }
     }
 

@@ -10,6 +10,12 @@
 //   it is a torn tail from a crash and is truncated at the last complete transaction.
 // - A `CLEAN` marker (left by close) must match the newest log segment exactly.
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 struct Recovered {
     var directory: KeyDirectory
     var space: [UInt32: SegmentSpace]
@@ -70,6 +76,36 @@ extension Store {
         return try recovery.run()
     }
 
+    /// A read-only open while another process writes: the log up to where the writer's
+    /// beacon says it is durable (Beacon.swift). The writer may roll, compact or publish
+    /// meanwhile (a segment the manifest listed gone, a manifest newer than the beacon):
+    /// an open that fails while the beacon or the manifest changed under it is tried again.
+    static func recoverFollowing(path: String, options: StoreOptions) throws -> Recovered {
+        let fs = options.fileSystem
+        let deadline = monotonicSeconds() + 2
+        func manifestBytes() -> [UInt8]? {
+            guard let file = try? fs.openFile(path + "/" + Manifest.fileName, create: false, readOnly: true) else { return nil }
+            defer { file.close() }
+            return try? file.readAll()
+        }
+        while true {
+            guard let state = Beacon.read(path: path, fileSystem: fs) else {
+                // A writer still opening (or one from before beacons, which never publishes).
+                guard monotonicSeconds() < deadline else { throw StoreError.locked(path + "/LOCK") }
+                usleep(2_000)
+                continue
+            }
+            let manifest = manifestBytes()
+            do {
+                var recovery = Recovery(path: path, options: options, following: state)
+                return try recovery.run()
+            } catch {
+                let moved = Beacon.read(path: path, fileSystem: fs) != state || manifestBytes() != manifest
+                guard moved, monotonicSeconds() < deadline else { throw error }
+            }
+        }
+    }
+
     /// The MANIFEST, or nil if the store has none (a new store, or one written before
     /// manifests existed). A damaged one is corruption: it cannot be rebuilt from the
     /// segments, which is the point of it.
@@ -106,7 +142,12 @@ extension Store {
         var leftovers: [UInt32] = []
         for number in numbers where manifest.entries[number] == nil {
             if number > active {
-                let file = try fs.openFile(path + "/" + segmentName(number), create: false, readOnly: true)
+                let file: any StorageFile
+                do {
+                    file = try fs.openFile(path + "/" + segmentName(number), create: false, readOnly: true)
+                } catch let StoreError.io(_, _, code) where code == ENOENT && !writable {
+                    continue   // gone since the directory was listed: a writer in another process retired it
+                }
                 defer { file.close() }
                 let size = try file.size()
                 let dataStart = SegmentReader.dataStart(encrypted: cipher != nil)
@@ -257,6 +298,9 @@ private struct Recovery {
     let writable: Bool
     let cipher: StoreCipher?
     let dataStart: Int
+    /// A read-only open beside a writer: the durable end its beacon published. Log segments
+    /// after that one are not read, and that one only up to that end.
+    let following: Beacon.State?
 
     // What `survey()` finds.
     var allNumbers: [UInt32] = []
@@ -276,9 +320,10 @@ private struct Recovery {
     /// sequence it relied on: the log must still reach it, or the log lost synced data.
     var reliedOn: (sequence: UInt64, segment: UInt32) = (0, 0)
 
-    init(path: String, options: StoreOptions) {
+    init(path: String, options: StoreOptions, following: Beacon.State? = nil) {
         self.path = path
         self.options = options
+        self.following = following
         fs = options.fileSystem
         writable = !options.readOnly
         cipher = options.cipher
@@ -336,6 +381,13 @@ private struct Recovery {
         if let manifest {
             numbers = try Store.checkAgainstManifest(manifest, numbers: allNumbers, path: path, writable: writable,
                                                      cipher: cipher, fileSystem: fs)
+        }
+        if let following {
+            guard let manifest, manifest.entries[following.segment]?.kind == .log else {
+                throw StoreError.corrupted(segment: segmentName(following.segment), offset: 0,
+                                           reason: "the writer's beacon names a segment the manifest does not list as a log segment")
+            }
+            numbers = numbers.filter { $0 <= following.segment || manifest.entries[$0]?.kind != .log }
         }
         if writable {
             // A hint whose segment is gone (a crash between deleting a compacted segment and
@@ -397,12 +449,22 @@ private struct Recovery {
     private func readHeader(_ number: UInt32, isNewest: Bool) throws -> FoundSegment {
         let file = try fs.openFile(path + "/" + segmentName(number), create: false, readOnly: true)
         defer { file.close() }
-        let size = try file.size()
+        var size = try file.size()
+        let followed = following.map { $0.segment == number } ?? false
+        if let following, followed {
+            // The writer's active segment (or the one it was when it published): its durable
+            // prefix only. The manifest's sealed length, if it rolled since, is not ours.
+            guard size >= following.end else {
+                throw StoreError.corrupted(segment: segmentName(number), offset: size,
+                                           reason: "segment is shorter than the \(following.end) bytes its writer published as durable")
+            }
+            size = following.end
+        }
         guard size <= Int(UInt32.max) else {
             throw StoreError.corrupted(segment: segmentName(number), offset: Int(UInt32.max),
                                        reason: "segment is larger than 4 GiB, which Strata never writes")
         }
-        if let sealedLength = manifest?.entries[number]?.sealedLength, sealedLength != size {
+        if !followed, let sealedLength = manifest?.entries[number]?.sealedLength, sealedLength != size {
             throw StoreError.corrupted(
                 segment: segmentName(number), offset: min(size, sealedLength),
                 reason: "segment is \(size) bytes but was sealed at \(sealedLength) bytes, as MANIFEST records (truncated, replaced by another copy, or appended to)")

@@ -46,11 +46,11 @@ final class StudioProcessTests: XCTestCase {
         XCTAssertTrue(absent.stderr.contains("no store at"), absent.stderr)
 
         do {
+            // A writer holds the store: the studio (another process) serves it read-only.
             let realm = try Realm(configuration: StudioHTTPTests.configuration(directory))
-            let locked = try studio(directory, "--port", "0", "--seconds", "5")
-            XCTAssertEqual(locked.status, 1, "a writer holds the store: refused at startup")
-            XCTAssertTrue(locked.stderr.contains("store is locked by another process"), locked.stderr)
-            XCTAssertLessThan(locked.seconds, 4)
+            let live = try studio(directory, "--port", "0", "--seconds", "1")
+            XCTAssertEqual(live.status, 0, live.stderr)
+            XCTAssertTrue(live.stdout.contains("(read-only)"), live.stdout)
             _ = realm
         }
 
