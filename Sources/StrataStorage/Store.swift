@@ -239,23 +239,37 @@ public final class Store: @unchecked Sendable {
             // synced: without this, a crash could lose the store with commits acknowledged.
             for made in try fs.createDirectory(path) { try fs.syncDirectory(parentDirectory(of: made)) }
         }
+        var lock: any FileLock
         var following = false
         do {
-            fileLock = try Store.lock(path + "/LOCK", options: options)
+            lock = try Store.lock(path + "/LOCK", options: options)
         } catch StoreError.locked where options.readOnly {
             // A writer holds the store: read what it made durable, and say so to it (it then
             // deletes retired segments whole, never truncating them under our mappings).
-            fileLock = try Store.lock(path + "/" + Beacon.readersFileName, options: options, waitSeconds: 1)
+            lock = try Store.lock(path + "/" + Beacon.readersFileName, options: options, waitSeconds: 1)
             following = true
         }
-        isFollowingAWriter = following
         let recovered: Recovered
         do {
-            recovered = try following ? Store.recoverFollowing(path: path, options: options) : Store.recover(path: path, options: options)
+            if following {
+                do {
+                    recovered = try Store.recoverFollowing(path: path, options: options)
+                } catch Store.WriterLeft.writerLeft {
+                    // It closed (or died) before publishing: the store is as it lies on disk.
+                    lock.unlock()
+                    lock = try Store.lock(path + "/LOCK", options: options)
+                    following = false
+                    recovered = try Store.recover(path: path, options: options)
+                }
+            } else {
+                recovered = try Store.recover(path: path, options: options)
+            }
         } catch {
-            fileLock.unlock()
+            lock.unlock()
             throw error
         }
+        fileLock = lock
+        isFollowingAWriter = following
         publishedLock = Locked(PublishedState(directory: recovered.directory, space: recovered.space))
         writerDirectory = recovered.directory
         writerSpace = recovered.space

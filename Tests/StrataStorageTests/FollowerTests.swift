@@ -20,6 +20,26 @@ final class FollowerTests: XCTestCase {
         try follow(compacting: true)
     }
 
+    /// A writer that lets go of the store without having published its state (closing: it
+    /// removes HEAD before LOCK; or one from before beacons): a read-only open waiting for
+    /// the beacon opens the store as it lies instead of failing.
+    func testAReadOnlyOpenWaitingForAWriterThatLeavesOpensTheStoreAsItLies() throws {
+        let dir = TemporaryDirectory("follow-left")
+        do {
+            let store = try Store(directory: dir.url)
+            try store.write { try $0.put(table: 1, key: bytes("k"), value: bytes("v")) }
+            try store.close()
+        }
+        let writerLock = try PosixFileSystem().lock(dir.path + "/LOCK", shared: false)   // holds, publishes nothing
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { writerLock.unlock() }
+        var options = StoreOptions()
+        options.readOnly = true
+        let store = try Store(directory: dir.url, options: options)
+        XCTAssertFalse(store.isFollowingAWriter)
+        XCTAssertEqual(try store.snapshot().get(table: 1, key: bytes("k")), bytes("v"))
+        try store.close()
+    }
+
     private func follow(compacting: Bool) throws {
         let dir = TemporaryDirectory("follow")
         let child = try ChildProcess(executable: KillTests.helperPath,

@@ -80,6 +80,10 @@ extension Store {
     /// beacon says it is durable (Beacon.swift). The writer may roll, compact or publish
     /// meanwhile (a segment the manifest listed gone, a manifest newer than the beacon):
     /// an open that fails while the beacon or the manifest changed under it is tried again.
+    /// Thrown by ``recoverFollowing(path:options:)`` when the writer let go of the store
+    /// before it published a state: open it as it lies instead.
+    enum WriterLeft: Error { case writerLeft }
+
     static func recoverFollowing(path: String, options: StoreOptions) throws -> Recovered {
         let fs = options.fileSystem
         let deadline = monotonicSeconds() + 2
@@ -90,7 +94,12 @@ extension Store {
         }
         while true {
             guard let state = Beacon.read(path: path, fileSystem: fs) else {
-                // A writer still opening (or one from before beacons, which never publishes).
+                // A writer still opening, or closing (it removes HEAD before it lets go of
+                // LOCK), or one from before beacons, which never publishes.
+                if let probe = try? fs.lock(path + "/LOCK", shared: true) {
+                    probe.unlock()
+                    throw WriterLeft.writerLeft
+                }
                 guard monotonicSeconds() < deadline else { throw StoreError.locked(path + "/LOCK") }
                 usleep(2_000)
                 continue
