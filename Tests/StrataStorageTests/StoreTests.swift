@@ -220,11 +220,15 @@ final class StoreTests: XCTestCase {
             guard case StoreError.locked(let path) = $0 else { return XCTFail("\($0)") }
             XCTAssertTrue(path.hasSuffix("LOCK"))
         }
+        // A read-only open is not locked out: it reads what the writer has made durable.
+        try store.write { try $0.put(table: 1, key: bytes("k"), value: bytes("v")) }
         var readOnly = StoreOptions()
         readOnly.readOnly = true
-        XCTAssertThrowsError(try Store(directory: dir.url, options: readOnly)) {
-            guard case StoreError.locked = $0 else { return XCTFail("\($0)") }
-        }
+        let follower = try Store(directory: dir.url, options: readOnly)
+        XCTAssertTrue(follower.isFollowingAWriter)
+        XCTAssertEqual(try follower.snapshot().get(table: 1, key: bytes("k")), bytes("v"))
+        XCTAssertThrowsError(try follower.write { try $0.put(table: 1, key: bytes("x"), value: bytes("y")) })
+        try follower.close()
         try store.close()
         XCTAssertNoThrow(try Store(directory: dir.url).close())
     }
