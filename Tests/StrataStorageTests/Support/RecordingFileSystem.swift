@@ -158,10 +158,14 @@ final class RecordingFile: StorageFile, @unchecked Sendable {
     func size() throws -> Int { try inner.size() }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws {
+        if path.hasSuffix("/" + Beacon.fileName) {
+            // The writer's beacon is not part of the store (never synced, ignored by any open
+            // that finds no writer) and swallows its write errors by design: neither a fault
+            // point nor a recorded operation, so the sweeps number the store's own writes.
+            return try inner.write(bytes, at: offset)
+        }
         do {
-            // The beacon swallows its write errors by design (Beacon.swift): not a fault point,
-            // so the sweeps' write numbering stays that of the store's own data.
-            if !path.hasSuffix("/" + Beacon.fileName) { try owner.check(.write, path: path) }
+            try owner.check(.write, path: path)
         } catch {
             // A real full disk often takes part of a write before it refuses the rest.
             let partial = UnsafeRawBufferPointer(rebasing: bytes[0 ..< bytes.count / 2])
