@@ -39,6 +39,16 @@ final class IndexImageTests: XCTestCase {
         }
     }
 
+    /// Flips a bit every `stride` bytes of the pages section of the store's image (the
+    /// header and directory stay intact: the image is used, its pages fail their checks).
+    private func damagePages(in dir: TemporaryDirectory, every stride: Int) throws {
+        let imagePath = dir.url.appendingPathComponent("INDEX").path
+        var image = try Data(contentsOf: URL(fileURLWithPath: imagePath))
+        let keysStart = Int(image[40]) | Int(image[41]) << 8 | Int(image[42]) << 16
+        for offset in Swift.stride(from: IndexImage.headerSize + 3, to: keysStart, by: stride) { image[offset] ^= 0x04 }
+        try image.write(to: URL(fileURLWithPath: imagePath))
+    }
+
     /// Writes `bytes` to a file and maps it, as an open does.
     private func mapped(_ bytes: [UInt8], in dir: TemporaryDirectory, name: String = "INDEX") throws -> MappedRegion {
         let path = dir.url.appendingPathComponent(name).path
@@ -326,17 +336,14 @@ final class IndexImageTests: XCTestCase {
         model(0 ..< 3_000, tag: "a", into: &before)
         model(0 ..< 3_000, tag: "b", into: &after)
         // Every page damaged: each is rebuilt by whoever touches it first.
-        let imagePath = dir.url.appendingPathComponent("INDEX").path
-        var image = try Data(contentsOf: URL(fileURLWithPath: imagePath))
-        let keysStart = Int(image[40]) | Int(image[41]) << 8 | Int(image[42]) << 16
-        for offset in stride(from: IndexImage.headerSize + 5, to: keysStart, by: 97) { image[offset] ^= 0x04 }
-        try image.write(to: URL(fileURLWithPath: imagePath))
+        try damagePages(in: dir, every: 97)
         let store = try Store(directory: dir.url, options: small)
         XCTAssertNotNil(store.openedImageCoverage)
         let old = store.snapshot()
         try fill(store, from: 0, count: 3_000, tag: "b")
         XCTAssertTrue(store.writerDirectory.image?.hadFailures ?? false, "no page was found damaged")
         XCTAssertFalse(store.writerDirectory.image?.isDamaged ?? true, "a page was not rebuilt")
+        XCTAssertEqual(store.writerDirectory.image?.coveredLogReads, 1, "the covered log was read again for another page")
         for (key, value) in before {
             XCTAssertEqual(try old.get(table: 1, key: bytes(key)).map { String(decoding: $0, as: UTF8.self) }, value)
         }
@@ -607,13 +614,7 @@ final class IndexImageTests: XCTestCase {
             try store.write { tx in for i in 0 ..< keys { try tx.put(table: 1, key: bytes("key-\(i)-of-the-group"), value: bytes("0")) } }
             try store.close()
         }
-        if damagingPages {
-            let imagePath = dir.url.appendingPathComponent("INDEX").path
-            var image = try Data(contentsOf: URL(fileURLWithPath: imagePath))
-            let keysStart = Int(image[40]) | Int(image[41]) << 8 | Int(image[42]) << 16
-            for offset in stride(from: IndexImage.headerSize + 3, to: keysStart, by: 61) { image[offset] ^= 0x02 }
-            try image.write(to: URL(fileURLWithPath: imagePath))
-        }
+        if damagingPages { try damagePages(in: dir, every: 61) }
         let store = try Store(directory: dir.url, options: small)
         XCTAssertNotNil(store.openedImageCoverage)
         let done = Locked(false), failures = Locked<[String]>([])

@@ -527,6 +527,28 @@ struct HashIndex: Sendable {
         try HashIndex.visit(root, image: imageBase, damaged: damaged, body)
     }
 
+    /// Calls `body` for every entry whose tag is `route` above bit `shift` (`tag >> shift ==
+    /// route`: the keys of one page of another trie of the same seed), walking down only the
+    /// branches those bits choose. For an index holding no image keys.
+    func forEach(tagRoute route: UInt32, above shift: Int, _ body: (IndexKey, Location) -> Void) {
+        guard var node = root else { return }
+        while !node.isLeaf && node.shift >= shift {
+            guard let child = node.children[node.childIndex(route << UInt32(shift))] else { return }
+            node = child
+        }
+        HashIndex.visit(node, tagRoute: route, above: shift, body)
+    }
+
+    private static func visit(_ node: IndexNode, tagRoute route: UInt32, above shift: Int, _ body: (IndexKey, Location) -> Void) {
+        if let slots = node.slots {
+            for i in 0 ..< node.capacity where slots[i].tag != 0 && slots[i].tag >> UInt32(shift) == route {
+                body(slots[i].key(image: nil), slots[i].location)
+            }
+        } else {
+            for child in node.children { if let child { visit(child, tagRoute: route, above: shift, body) } }
+        }
+    }
+
     /// Calls `body` with every entry's location, without materialising keys (compaction's
     /// liveness pass walks the whole index this way, page by page). Throws as ``forEach(_:)``.
     func forEachLocation(_ body: (Location) -> Void) throws {

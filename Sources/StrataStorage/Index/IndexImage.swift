@@ -92,6 +92,12 @@ final class IndexImage: @unchecked Sendable {
         /// Pages that failed their check (rebuilt or damaged).
         var failed = 0
         var log: CoveredLog?
+        /// The covered log's index, built at the first rebuild (released with `log`).
+        var logIndex: [UInt32: HashIndex]?
+        /// How many times the covered log was read (tests: once however many pages fail).
+        var logReads = 0
+        /// Why the covered log could not be read, once it could not (not read again).
+        var logFailure: String?
         var logger: Logger?
         var damage: StoreError?
     }
@@ -469,6 +475,9 @@ final class IndexImage: @unchecked Sendable {
     /// replaced at close even if it still fits.
     var hadFailures: Bool { checking.withLock { $0.failed > 0 } }
 
+    /// How many times a rebuild read the covered log (tests).
+    var coveredLogReads: Int { checking.withLock { $0.logReads } }
+
     /// Whether ``damage`` is set (one load: checked by every write).
     @inline(__always)
     var isDamaged: Bool { strata_load_acquire_u8(damagedFlag!) != 0 }
@@ -500,7 +509,10 @@ final class IndexImage: @unchecked Sendable {
             }
             strata_store_release_u8(states! + page, result)
             shared.remaining -= 1
-            if shared.remaining == 0 { shared.log = nil }
+            if shared.remaining == 0 {
+                shared.log = nil
+                shared.logIndex = nil
+            }
             return result == IndexImage.checked
         }
     }
@@ -533,13 +545,19 @@ final class IndexImage: @unchecked Sendable {
             }
             return IndexImage.damaged
         }
+        if let failure = shared.logFailure { return fail(failure) }
         guard let log = shared.log else { return fail("the log it covers is no longer held") }
-        let entries: [(key: IndexKey, location: Location)]
-        do {
-            entries = try log.entries(table: info.table, routeShift: info.routeShift, route: info.route)
-        } catch {
-            return fail("\(error)")
+        if shared.logIndex == nil {
+            shared.logReads += 1
+            do {
+                shared.logIndex = try log.index()
+            } catch {
+                shared.logFailure = "\(error)"
+                return fail("\(error)")
+            }
         }
+        var entries: [(key: IndexKey, location: Location)] = []
+        shared.logIndex![info.table]?.forEach(tagRoute: info.route, above: info.routeShift) { entries.append(($0, $1)) }
         guard entries.count == info.count else {
             return fail("the log gives \(entries.count) keys for it, the directory \(info.count)")
         }

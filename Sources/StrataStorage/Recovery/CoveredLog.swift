@@ -36,17 +36,11 @@ struct CoveredLog: Sendable {
     /// The key of the hash the image's pages are filed by.
     let seed: UInt64
 
-    /// The live entries of `table` whose hash tag has `route` above bit `routeShift`, as the
-    /// covered log leaves them (one page's keys). Throws `corrupted` where a covered
-    /// segment cannot be read.
-    func entries(table: UInt32, routeShift: Int, route: UInt32) throws -> [(key: IndexKey, location: Location)] {
+    /// The index of every table as the covered log leaves it (built once, at the first page
+    /// that fails its check: the pages that fail next are taken from it). Throws
+    /// `corrupted` where a covered segment cannot be read.
+    func index() throws -> [UInt32: HashIndex] {
         var builder = IndexBuilder(seed: seed)
-        func keep(_ entries: [ScannedEntry]) {
-            for entry in entries where entry.table == table {
-                let key = IndexKey(entry.key)
-                if HashIndex.tag(key, seed: seed) >> UInt32(routeShift) == route { builder.add(entry) }
-            }
-        }
         var previous: UInt64 = 0
         for part in parts {
             let id = part.view.id
@@ -54,7 +48,7 @@ struct CoveredLog: Sendable {
             if !part.wasActive, let hint = Store.loadHintBytes(path: path, id: id, cipher: nil, fileSystem: fileSystem) {
                 newest = hint.withUnsafeBytes { raw in
                     HintFile.forEachEntry(raw, segmentID: id, segmentLength: part.view.length, previousSequence: previous,
-                                          ordered: part.kind == .log, dataStart: dataStart, { keep([$0]) })?.lastSequence
+                                          ordered: part.kind == .log, dataStart: dataStart, { builder.add($0) })?.lastSequence
                 }
             }
             if newest == nil {
@@ -62,8 +56,10 @@ struct CoveredLog: Sendable {
                     throw StoreError.corrupted(segment: segmentName(id), offset: 0, reason: "the covered bytes are not mapped")
                 }
                 let outcome = part.kind == .log
-                    ? SegmentScanner.scan(reader, segmentID: id, previousSequence: previous) { entries, _ in keep(entries) }
-                    : SegmentScanner.scanCompacted(reader, segmentID: id) { entries in keep(entries) }
+                    ? SegmentScanner.scan(reader, segmentID: id, previousSequence: previous) { entries, _ in
+                        for entry in entries { builder.add(entry) }
+                    }
+                    : SegmentScanner.scanCompacted(reader, segmentID: id) { entries in for entry in entries { builder.add(entry) } }
                 if let damage = outcome.damage {
                     throw StoreError.corrupted(segment: segmentName(id), offset: damage.offset, reason: damage.reason)
                 }
@@ -75,8 +71,6 @@ struct CoveredLog: Sendable {
             }
             previous = max(previous, newest!, part.coversThroughSequence)
         }
-        var found: [(key: IndexKey, location: Location)] = []
-        try builder.build().tables[table]?.forEach { key, location in found.append((key, location)) }
-        return found
+        return builder.build().tables
     }
 }
