@@ -127,6 +127,8 @@ public final class Store: @unchecked Sendable {
     public let isFollowingAWriter: Bool
     /// The writer's published durable state (HEAD); nil read-only.
     let beacon: Beacon?
+    /// Following a writer: the state of its log this store has read up to (gate).
+    var followed: Beacon.State?
 
     // Guarded by `publishedLock`.
     let publishedLock: Locked<PublishedState>
@@ -270,6 +272,7 @@ public final class Store: @unchecked Sendable {
         }
         fileLock = lock
         isFollowingAWriter = following
+        followed = recovered.followed
         publishedLock = Locked(PublishedState(directory: recovered.directory, space: recovered.space))
         writerDirectory = recovered.directory
         writerSpace = recovered.space

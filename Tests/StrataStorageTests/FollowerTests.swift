@@ -20,6 +20,24 @@ final class FollowerTests: XCTestCase {
         try follow(compacting: true)
     }
 
+    func testAFollowerRefreshesAlongAWriterInAnotherProcess() throws {
+        try refreshAlong(flags: [])
+    }
+
+    func testAFollowerRefreshesAlongAWriterThatCompacts() throws {
+        try refreshAlong(flags: ["compact"])
+    }
+
+    func testAFollowerRefreshesAlongAWriterOfAnEncryptedStore() throws {
+        try refreshAlong(flags: ["encrypted"])
+    }
+
+    /// Refreshing only now and then, the follower finds segments it had not read compacted
+    /// away: it reads the store again beside the writer (changes unknown) and goes on.
+    func testAFollowerThatLagsBehindACompactingWriterCatchesUp() throws {
+        try refreshAlong(flags: ["compact"], pause: 0.05)
+    }
+
     /// A writer that lets go of the store without having published its state (closing: it
     /// removes HEAD before LOCK; or one from before beacons): a read-only open waiting for
     /// the beacon opens the store as it lies instead of failing.
@@ -38,6 +56,98 @@ final class FollowerTests: XCTestCase {
         XCTAssertFalse(store.isFollowingAWriter)
         XCTAssertEqual(try store.snapshot().get(table: 1, key: bytes("k")), bytes("v"))
         try store.close()
+    }
+
+    /// One read-only store opened beside the writer, refreshed again and again: after each
+    /// refresh it holds exactly the state of one durable commit, at least every commit
+    /// acknowledged before the refresh began; each commit read is handed to the commit
+    /// observer with its changes, which, applied in turn, give the same state; a snapshot
+    /// taken before keeps its view. The writer rolls small segments (and compacts, or
+    /// encrypts) meanwhile.
+    private func refreshAlong(flags: [String], pause: TimeInterval = 0) throws {
+        let dir = TemporaryDirectory("follow-refresh")
+        let child = try ChildProcess(executable: KillTests.helperPath, arguments: [dir.path, "full", "4096"] + flags)
+        guard let ready = child.output.nextLine(), ready.hasPrefix("ready") else {
+            child.terminate()
+            return XCTFail("helper did not start; is \(KillTests.helperPath) built?")
+        }
+        let acknowledged = Locked<UInt64>(0)
+        nonisolated(unsafe) let output = child.output   // read by the drainer alone
+        let drainer = Thread {
+            while let line = output.nextLine() {
+                if line.hasPrefix("ack "), let sequence = UInt64(line.dropFirst(4)) { acknowledged.withLock { $0 = max($0, sequence) } }
+            }
+        }
+        drainer.start()
+        defer {
+            child.killAndWait()
+            while !drainer.isFinished { usleep(1_000) }
+        }
+        while acknowledged.withLock({ $0 }) < 3 { usleep(1_000) }
+        var options = StoreOptions()
+        options.readOnly = true
+        if flags.contains("encrypted") { options.encryptionKey = KillWorkload.encryptionKey }
+        let store = try Store(directory: dir.url, options: options)
+        defer { try? store.close() }
+        XCTAssertTrue(store.isFollowingAWriter)
+        let notes = Locked<[(sequence: UInt64, commit: TailedCommit?)]>([])
+        store.observeCommits { sequence, note in notes.withLock { $0.append((sequence, note as? TailedCommit)) } }
+        let first = store.snapshot()
+        let firstContents = try contents(of: first)
+        var seen = store.lastSequence
+        var model = KillWorkload.model(upTo: seen)
+        var noted = model
+        assertSame(firstContents, model, "the first open")
+        var refreshes = 0, advances = 0, unknown = 0
+        let deadline = Date().addingTimeInterval(2 * Double(TestEnvironment.fuzzScale))
+        while Date() < deadline {
+            if pause > 0 { Thread.sleep(forTimeInterval: pause) }
+            let before = acknowledged.withLock { $0 }
+            let moved = try store.refresh()
+            refreshes += 1
+            let sequence = store.lastSequence
+            XCTAssertGreaterThanOrEqual(sequence, before, "refresh \(refreshes): an acknowledged (durable) commit was not read")
+            XCTAssertEqual(moved, sequence > seen, "refresh \(refreshes) said \(moved) going from \(seen) to \(sequence)")
+            guard sequence > seen else { continue }
+            advances += 1
+            for s in seen + 1 ... sequence {
+                for (table, key, value) in KillWorkload.operations(of: s) {
+                    if let value { model[table, default: [:]][key] = value } else { model[table]?[key] = nil }
+                }
+            }
+            model = model.filter { !$0.value.isEmpty }
+            assertSame(try contents(of: store.snapshot()), model, "refresh \(refreshes): the state is not exactly commit \(sequence)")
+            let taken: [(sequence: UInt64, commit: TailedCommit?)] = notes.withLock { notes in
+                defer { notes.removeAll() }
+                return notes
+            }
+            for (noteSequence, commit) in taken {
+                guard let commit else {
+                    unknown += 1
+                    noted = KillWorkload.model(upTo: noteSequence)
+                    continue
+                }
+                for change in commit.changes {
+                    let had: [UInt8]? = noted[change.table]?[change.key]
+                    XCTAssertEqual(change.existed, had != nil, "commit \(noteSequence): existed")
+                    let old: [UInt8]? = change.old.map { $0.withUnsafeBytes { Array($0) } }
+                    XCTAssertEqual(old, had, "commit \(noteSequence): the old value")
+                    if change.isDelete {
+                        noted[change.table]?[change.key] = nil
+                    } else {
+                        let new: [UInt8]? = change.new.map { $0.withUnsafeBytes { Array($0) } }
+                        noted[change.table, default: [:]][change.key] = new
+                    }
+                }
+                noted = noted.filter { !$0.value.isEmpty }
+            }
+            assertSame(noted, model, "refresh \(refreshes): the commits handed to the observer do not add up to commit \(sequence)")
+            seen = sequence
+        }
+        assertSame(try contents(of: first), firstContents, "a snapshot taken before the refreshes")
+        XCTAssertGreaterThan(advances, 5)
+        if pause > 0 { XCTAssertGreaterThan(unknown, 0, "the follower never had to read the store again") }
+        print("follower refreshes\(flags.isEmpty ? "" : " (" + flags.joined(separator: ", ") + ")"): \(refreshes) refreshes, \(advances) advanced, up to commit \(seen), \(unknown) reopened")
     }
 
     private func follow(compacting: Bool) throws {

@@ -34,6 +34,8 @@ struct Recovered {
     /// What the index image the open started from covers, if it started from one (close
     /// writes no new image while the store is still exactly that).
     var imageCoverage: IndexImage.Coverage? = nil
+    /// A read-only open beside a writer: the writer's published state it read up to.
+    var followed: Beacon.State? = nil
 }
 
 /// A segment file found at open, with its header read.
@@ -107,7 +109,9 @@ extension Store {
             let manifest = manifestBytes()
             do {
                 var recovery = Recovery(path: path, options: options, following: state)
-                return try recovery.run()
+                var recovered = try recovery.run()
+                recovered.followed = state
+                return recovered
             } catch {
                 let moved = Beacon.read(path: path, fileSystem: fs) != state || manifestBytes() != manifest
                 guard moved, monotonicSeconds() < deadline else { throw error }
@@ -118,7 +122,7 @@ extension Store {
     /// The MANIFEST, or nil if the store has none (a new store, or one written before
     /// manifests existed). A damaged one is corruption: it cannot be rebuilt from the
     /// segments, which is the point of it.
-    fileprivate static func readManifest(path: String, names: [String], cipher: StoreCipher?, fileSystem fs: any FileSystem) throws -> Manifest? {
+    static func readManifest(path: String, names: [String], cipher: StoreCipher?, fileSystem fs: any FileSystem) throws -> Manifest? {
         guard names.contains(Manifest.fileName) else { return nil }
         let file = try fs.openFile(path + "/" + Manifest.fileName, create: false, readOnly: true)
         defer { file.close() }

@@ -1,0 +1,252 @@
+// Following a writer in another process: a read-only store opened beside a writer (see
+// Beacon.swift) moves forward by reading the log the writer has made durable since.
+//
+// Why tail the log rather than reopen: a reopen rebuilds the index (milliseconds with an
+// index image, more without), and it cannot say what changed. Tailing reads only the new
+// records, applies them to a copy of the index (copy-on-write, as a commit does), and hands
+// each transaction's changes to the commit observer, so the object layer derives exact
+// change sets for notifications.
+//
+// What may be read: never past the beacon's durable end (a commit not yet synced can vanish
+// in a crash), and a sealed segment exactly to the length the manifest recorded. When the
+// log between the last state read and the beacon's cannot be walked — a compaction consumed
+// a segment not yet read, a writer that crashed and came back with a different log — the
+// follower opens the store again beside the writer (bounded recovery from the beacon), and
+// what changed in between is reported as unknown. A compaction of segments already read
+// changes nothing a follower sees (the same data, elsewhere): the follower keeps reading the
+// copies it maps until the next such reopen, and the writer, seeing readers, unlinks retired
+// files whole, so those mappings stay valid.
+
+import Foundation
+
+/// What one commit read from a writer in another process changed, in record order: the
+/// note a following store hands its commit observer (``Store/refresh()``).
+package struct TailedCommit: Sendable {
+    /// One record of the commit: a put or a delete of `key` in `table`.
+    package struct Change: Sendable {
+        package let table: UInt32
+        package let key: [UInt8]
+        /// The value before the commit; nil if the key had none. A value that could not be
+        /// read (damaged) is nil with `existed` true.
+        package let old: StoredValue?
+        package let existed: Bool
+        /// The value the commit wrote; nil for a delete (or a value that could not be read).
+        package let new: StoredValue?
+        package let isDelete: Bool
+    }
+
+    package var changes: [Change] = []
+}
+
+extension Store {
+    /// Moves a store opened read-only beside a writer in another process (see
+    /// ``isFollowingAWriter``) to the newest commit that writer has made durable, reading
+    /// only the log written since. Snapshots taken before keep what they saw.
+    ///
+    /// Cheap when nothing is new (one read of the writer's 36-byte `HEAD`). A store that
+    /// follows no writer (a writer itself, or read-only with no writer running) has nothing
+    /// to follow: it returns false.
+    ///
+    /// - Returns: whether newer commits were read.
+    /// - Throws: ``StoreError/closed`` after ``close()``;
+    ///   ``StoreError/corrupted(segment:offset:reason:)`` when the log the writer published
+    ///   as durable does not read back; ``StoreError/io(op:path:errno:)``.
+    @discardableResult
+    public func refresh() throws -> Bool {
+        guard isFollowingAWriter else { return false }
+        try acquireGate()
+        defer { releaseGate() }
+        guard !syncMonitor.withLock({ closed }) else { throw StoreError.closed }
+        // No HEAD: the writer is closing or gone; what it last published was read, or is
+        // read by the next writer's first publication (it continues the same log).
+        guard let target = Beacon.read(path: path, fileSystem: fileSystem), let from = followed, target != from else { return false }
+        let state = publishedLock.withLock { $0 }
+        var tail = LogTail(store: self, directory: state.directory, space: state.space)
+        do {
+            try tail.read(from: from, to: target)
+        } catch let error as LogTail.Unwalkable {
+            options.logger?.info("following the writer by reopening: \(error.reason)", metadata: ["store": "\(path)"])
+            return try reopenFollowing()
+        }
+        for (sequence, commit) in tail.commits { commitObserver?(sequence, commit) }
+        activeID = tail.activeID
+        activeRegion = tail.activeRegion
+        activeSize = target.end
+        activeWriter = RecordWriter(cipher: tail.activeCipher)
+        lastAppendedSequence = tail.directory.sequence
+        followed = target
+        let published = PublishedState(directory: tail.directory, space: tail.space)
+        publishedLock.withLock { $0 = published }
+        // (A roll moves the beacon to the next segment without a commit.)
+        let advanced = tail.directory.sequence != state.directory.sequence
+        if tail.mapsRetiredSegments {
+            // A compaction replaced segments this store still maps: they stay on disk while
+            // mapped, so read the store again from its new segments and let those go.
+            return try reopenFollowing() || advanced
+        }
+        return advanced
+    }
+
+    /// Opens the store again beside the writer (bounded recovery, as the first open) and
+    /// publishes what it finds; what changed since the last state read is unknown.
+    private func reopenFollowing() throws -> Bool {
+        let recovered: Recovered
+        do {
+            recovered = try Store.recoverFollowing(path: path, options: options)
+        } catch Store.WriterLeft.writerLeft {
+            return false
+        }
+        guard let target = recovered.followed, target != followed else { return false }
+        let before = lastAppendedSequence
+        if recovered.directory.sequence != before { commitObserver?(recovered.directory.sequence, nil) }
+        activeID = recovered.activeID
+        activeRegion = recovered.activeRegion
+        activeSize = recovered.activeSize
+        activeWriter = RecordWriter(cipher: recovered.activeCipher)
+        lastAppendedSequence = recovered.directory.sequence
+        followed = target
+        let published = PublishedState(directory: recovered.directory, space: recovered.space)
+        publishedLock.withLock { $0 = published }
+        return recovered.directory.sequence != before
+    }
+}
+
+/// The log a writer appended between two of its published states, read into a copy of the
+/// index. Each complete transaction becomes one ``TailedCommit``.
+private struct LogTail {
+    /// The log cannot be walked from the state read to the new one (the follower reopens).
+    struct Unwalkable: Error { let reason: String }
+
+    let store: Store
+    var directory: KeyDirectory
+    var space: [UInt32: SegmentSpace]
+    var commits: [(UInt64, TailedCommit)] = []
+    var activeID: UInt32
+    var activeRegion: MappedRegion
+    var activeCipher: FileCipher?
+
+    init(store: Store, directory: KeyDirectory, space: [UInt32: SegmentSpace]) {
+        self.store = store
+        self.directory = directory
+        self.space = space
+        activeID = store.activeID
+        activeRegion = store.activeRegion
+        activeCipher = store.activeWriter.cipher
+    }
+
+    /// Whether a sealed segment the directory maps is one the manifest no longer lists
+    /// (compacted away since the follower read it).
+    var mapsRetiredSegments = false
+
+    mutating func read(from: Beacon.State, to target: Beacon.State) throws {
+        let names = try store.fileSystem.listDirectory(store.path)
+        guard let manifest = try Store.readManifest(path: store.path, names: names, cipher: store.storeCipher, fileSystem: store.fileSystem) else {
+            throw Unwalkable(reason: "no MANIFEST")
+        }
+        mapsRetiredSegments = space.contains { $0.value.sealed && manifest.entries[$0.key] == nil }
+        if target.segment == from.segment {
+            guard target.end >= from.end else {
+                throw Unwalkable(reason: "the writer's log now ends at \(target.end) in segment \(segmentName(target.segment)), before the \(from.end) bytes read")
+            }
+            try readSegment(from.segment, from: from.end, to: target.end, isNew: false, stillActive: true)
+            return
+        }
+        // The log segments from the one read to the writer's, in the order they were rolled.
+        let logs = manifest.entries.filter { $0.value.kind == .log && $0.key >= from.segment && $0.key <= target.segment }
+            .keys.sorted()
+        guard logs.first == from.segment, logs.last == target.segment else {
+            throw Unwalkable(reason: "the log segments from \(segmentName(from.segment)) to \(segmentName(target.segment)) are no longer all listed (compacted)")
+        }
+        for id in logs {
+            let isTarget = id == target.segment
+            guard isTarget || manifest.entries[id]?.sealedLength != nil else {
+                throw Unwalkable(reason: "segment \(segmentName(id)) is listed as active beside the writer's \(segmentName(target.segment))")
+            }
+            let end = isTarget ? target.end : manifest.entries[id]!.sealedLength!
+            try readSegment(id, from: id == from.segment ? from.end : store.dataStart, to: end,
+                            isNew: id != from.segment, stillActive: isTarget)
+        }
+    }
+
+    /// Reads log segment `id` from `start` to `end` (both transaction boundaries the writer
+    /// published or sealed), mapping it first if it is new or grew past its mapping.
+    private mutating func readSegment(_ id: UInt32, from start: Int, to end: Int, isNew: Bool, stillActive: Bool) throws {
+        let fs = store.fileSystem, name = segmentName(id)
+        var region = activeRegion, cipher = activeCipher
+        if isNew || activeRegion.length < end {
+            let file: any StorageFile
+            do {
+                file = try fs.openFile(store.path + "/" + name, create: false, readOnly: true)
+            } catch StoreError.io(_, _, ENOENT) {
+                throw Unwalkable(reason: "segment \(name) is gone")
+            }
+            defer { file.close() }
+            let size = try file.size()
+            guard size >= end else {
+                throw StoreError.corrupted(segment: name, offset: size,
+                                           reason: "segment is shorter than the \(end) bytes its writer published as durable")
+            }
+            region = try file.map(length: Store.activeMappingLength(forSize: end, segmentSize: store.options.segmentSize))
+            if isNew {
+                let header = region.bytes(at: 0, count: min(end, store.dataStart), limit: end) ?? UnsafeRawBufferPointer(start: nil, count: 0)
+                switch SegmentHeader.read(file: header, number: id, cipher: store.storeCipher) {
+                case .success(let (info, fileCipher)):
+                    guard info.kind == .log else { throw Unwalkable(reason: "segment \(name) is not a log segment") }
+                    cipher = fileCipher
+                case .failure(let problem):
+                    throw StoreError.corrupted(segment: name, offset: 0, reason: problem.reason)
+                }
+            }
+        }
+        guard let bytes = region.bytes(at: 0, count: end, limit: end), start >= store.dataStart, start <= end else {
+            throw StoreError.corrupted(segment: name, offset: start, reason: "the writer's published end \(end) lies outside the segment")
+        }
+        // (The segment read before this one was sealed by its own call, read to its end.)
+        let view = SegmentView(id: id, region: region, length: end, cipher: cipher)
+        if stillActive {
+            directory.active = view
+        } else {
+            directory.setSealed(view)
+            if directory.active?.id == id { directory.active = nil }
+        }
+        activeID = id
+        activeRegion = region
+        activeCipher = cipher
+        var segmentSpace = space[id] ?? SegmentSpace(diskBytes: end, sealed: !stillActive)
+        segmentSpace.diskBytes = end
+        segmentSpace.sealed = !stillActive
+        let reader = SegmentReader(bytes, cipher: cipher)
+        var directory = self.directory, commits = self.commits
+        defer { self.directory = directory; self.commits = commits }
+        let outcome = SegmentScanner.scan(reader, segmentID: id, from: start, previousSequence: directory.sequence) { entries, sequence in
+            var commit = TailedCommit()
+            commit.changes.reserveCapacity(entries.count)
+            for entry in entries {
+                let key = IndexKey(entry.key)
+                let before = directory.lookup(table: entry.table, key: key)
+                let old = before.flatMap { try? directory.readStoredValue(table: entry.table, key: key, at: $0) }
+                var new: StoredValue?
+                if entry.kind == .put {
+                    directory.put(table: entry.table, key: key, location: entry.location)
+                    new = try? directory.readStoredValue(table: entry.table, key: key, at: entry.location)
+                } else {
+                    directory.remove(table: entry.table, key: key)
+                }
+                commit.changes.append(TailedCommit.Change(table: entry.table, key: Array(entry.key), old: old, existed: before != nil,
+                                                          new: new, isDelete: entry.kind != .put))
+            }
+            directory.sequence = sequence
+            commits.append((sequence, commit))
+        }
+        if let damage = outcome.damage {
+            throw StoreError.corrupted(segment: name, offset: damage.offset, reason: damage.reason + " (in the log its writer published as durable)")
+        }
+        guard outcome.committedEnd == end else {
+            throw StoreError.corrupted(segment: name, offset: outcome.committedEnd,
+                                       reason: "the log read ends at \(outcome.committedEnd), not at the \(end) bytes its writer published")
+        }
+        segmentSpace.rawValueBytes += outcome.rawValueBytes
+        segmentSpace.storedValueBytes += outcome.storedValueBytes
+        space[id] = segmentSpace
+    }
+}
