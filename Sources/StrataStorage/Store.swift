@@ -127,8 +127,12 @@ public final class Store: @unchecked Sendable {
     public let isFollowingAWriter: Bool
     /// The writer's published durable state (HEAD); nil read-only.
     let beacon: Beacon?
-    /// Following a writer: the state of its log this store has read up to (gate).
+    /// Following a writer: the state of its log this store has read up to, and that
+    /// state's segment, open (gate).
     var followed: Beacon.State?
+    var followedFile: (any StorageFile)?
+    /// Following a writer: the thread refreshing this store when it publishes (WriterWatch.swift).
+    let writerWatch = Locked<WriterWatch?>(nil)
 
     // Guarded by `publishedLock`.
     let publishedLock: Locked<PublishedState>
@@ -273,6 +277,7 @@ public final class Store: @unchecked Sendable {
         fileLock = lock
         isFollowingAWriter = following
         followed = recovered.followed
+        followedFile = recovered.followedFile
         publishedLock = Locked(PublishedState(directory: recovered.directory, space: recovered.space))
         writerDirectory = recovered.directory
         writerSpace = recovered.space
@@ -475,6 +480,10 @@ public final class Store: @unchecked Sendable {
         if gateHeldByCaller() {
             throw StoreError.invalidArgument("close() called inside a write transaction of the same task or thread")
         }
+        writerWatch.withLock { watch in
+            watch?.stop()
+            watch = nil
+        }
         // A compaction needs the gate to finish, so it is stopped before close takes it.
         if !options.readOnly {
             cancelCompactions(waiting: waitingForCompactions)
@@ -507,6 +516,8 @@ public final class Store: @unchecked Sendable {
         }
         publishedLock.withLock { $0 = PublishedState(directory: $0.directory, space: $0.space, closed: true) }
         activeFile = nil   // its descriptor closes when no sync holds it any more
+        followedFile?.close()
+        followedFile = nil
         if let beacon {
             beacon.close()
             try? fileSystem.remove(path + "/" + Beacon.fileName)

@@ -92,4 +92,94 @@ final class RealmKillTests: XCTestCase {
         }
         XCTAssertGreaterThan(opens, 3)
     }
+    /// A read-only realm on a queue, opened once beside the realm helper writing in another
+    /// process, advances by itself as the writer's commits become durable, and its observers
+    /// hear exactly what changed: one inserted transfer a write, the accounts each write
+    /// moved money between as modifications, the balances of the write the ledger names. A
+    /// thread's read-only realm advances on `refresh()`.
+    func testAReadOnlyRealmAdvancesAndNotifiesBesideAWriterInAnotherProcess() throws {
+        let directory = TemporaryDirectory("strata-realm-tail", create: false)
+        let child = try ChildProcess(executable: Self.helperPath, arguments: [directory.path])
+        guard let ready = child.output.nextLine(), ready.hasPrefix("ready") else {
+            child.terminate()
+            return XCTFail("helper did not start; is \(Self.helperPath) built?")
+        }
+        let acknowledged = Locked(0)
+        nonisolated(unsafe) let output = child.output   // read by the drainer alone
+        let drainer = Thread {
+            while let line = output.nextLine() {
+                if line.hasPrefix("ack "), let n = Int(line.dropFirst(4)) { acknowledged.withLock { $0 = max($0, n) } }
+            }
+        }
+        drainer.start()
+        defer {
+            child.killAndWait()
+            while !drainer.isFinished { usleep(1_000) }
+        }
+        while acknowledged.withLock({ $0 }) < 2 { usleep(1_000) }
+        var config = Realm.Configuration(directory: directory.url)
+        config.objectTypes = RealmWorkload.types
+        config.readOnly = true
+
+        struct Seen { var transferUpdates = 0, accountUpdates = 0, newest = 0; var problems: [String] = [] }
+        let seen = Locked(Seen())
+        let queue = DispatchQueue(label: "follower realm")
+        nonisolated(unsafe) var tokens: [NotificationToken] = []
+        nonisolated(unsafe) var follower: Realm?
+        try queue.sync {
+            let realm = try Realm(configuration: config, queue: queue)
+            follower = realm
+            XCTAssertTrue(realm.store.isFollowingAWriter)
+            let start = realm.object(ofType: Ledger.self, forPrimaryKey: 0)?.count ?? 0
+            var transfersAt = start, accountsAt = start
+            tokens.append(realm.objects(Transfer.self).observe { change in
+                guard case .update(let results, let deletions, let insertions, let modifications) = change else { return }
+                let n = results.realm!.object(ofType: Ledger.self, forPrimaryKey: 0)!.count
+                var problems: [String] = []
+                if results.count != n { problems.append("\(results.count) transfers at write \(n)") }
+                if !deletions.isEmpty || !modifications.isEmpty { problems.append("transfers deleted or modified at write \(n)") }
+                if insertions.count != n - transfersAt { problems.append("\(insertions.count) transfers inserted from write \(transfersAt) to \(n)") }
+                transfersAt = n
+                seen.withLock { $0.transferUpdates += 1; $0.newest = n; $0.problems += problems }
+            })
+            tokens.append(realm.objects(Account.self).sorted(byKeyPath: "id").observe { change in
+                guard case .update(let results, let deletions, let insertions, let modifications) = change else { return }
+                let n = results.realm!.object(ofType: Ledger.self, forPrimaryKey: 0)!.count
+                var problems: [String] = []
+                let moved = Set((accountsAt + 1 ..< n + 1).flatMap { write -> [Int] in
+                    let transfer = RealmWorkload.transfer(write)
+                    return transfer.from == transfer.to ? [] : [transfer.from, transfer.to]
+                })
+                if Set(modifications) != moved { problems.append("accounts modified \(modifications.sorted()) from write \(accountsAt) to \(n), not \(moved.sorted())") }
+                if !deletions.isEmpty || !insertions.isEmpty { problems.append("accounts inserted or deleted at write \(n)") }
+                if Array(results.map(\.balance)) != RealmWorkload.balances(after: n) { problems.append("balances at write \(n)") }
+                accountsAt = n
+                seen.withLock { $0.accountUpdates += 1; $0.problems += problems }
+            })
+        }
+        let deadline = Date().addingTimeInterval(5 * Double(TestEnvironment.fuzzScale))
+        while Date() < deadline, seen.withLock({ min($0.transferUpdates, $0.accountUpdates) }) < 20 { usleep(5_000) }
+        let before = acknowledged.withLock { $0 }
+        let caughtUp = Date().addingTimeInterval(5)
+        while Date() < caughtUp, seen.withLock({ $0.newest }) < before { usleep(1_000) }
+        queue.sync {
+            tokens.removeAll()
+            XCTAssertNotNil(follower)
+            follower = nil
+        }
+        let result = seen.withLock { $0 }
+        XCTAssertEqual(result.problems, [])
+        XCTAssertGreaterThanOrEqual(result.transferUpdates, 20, "the queue's realm did not advance by itself")
+        XCTAssertGreaterThanOrEqual(result.newest, before, "the queue's realm never reached an acknowledged write")
+
+        // A thread's realm: as of its open until `refresh()`.
+        let realm = try Realm(configuration: config)
+        let opened = realm.object(ofType: Ledger.self, forPrimaryKey: 0)!.count
+        let target = acknowledged.withLock { $0 } + 3
+        while acknowledged.withLock({ $0 }) < target { usleep(1_000) }
+        XCTAssertEqual(realm.object(ofType: Ledger.self, forPrimaryKey: 0)!.count, opened)
+        XCTAssertTrue(realm.refresh())
+        XCTAssertGreaterThanOrEqual(realm.object(ofType: Ledger.self, forPrimaryKey: 0)!.count, target)
+        realm.invalidate()
+    }
 }

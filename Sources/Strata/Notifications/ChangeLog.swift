@@ -3,6 +3,7 @@
 // were inserted, deleted or modified in between — the input of every notification.
 
 import Foundation
+import StrataStorage
 
 /// An object's engine key, hashed as one block of bytes (an `[UInt8]` hashes byte by byte).
 struct ObjectKey: Hashable, Sendable {
@@ -117,6 +118,39 @@ struct CommitChanges: Sendable {
             let count = later.propertyCounts[table] ?? propertyCounts[table] ?? 0
             propertyCounts[table] = count
             tables[table, default: TableChanges()].merge(changes, propertyCount: count)
+        }
+    }
+}
+
+extension CommitChanges {
+    /// What a commit read from a writer in another process changed (a following store's
+    /// note, `Store.refresh()`), as the writer's own change set would say it: objects
+    /// inserted, deleted, and modified with the properties whose stored fields differ.
+    /// Records of other tables (indexes, metadata) are not objects and are left out.
+    init(tailed: TailedCommit, schema: Schema) {
+        self.init()
+        var counts: [UInt32: Int] = [:]
+        for object in schema.objectSchemas { counts[StoreLayout.objectTable(object.tableNumber)] = object.properties.count }
+        for change in tailed.changes {
+            guard let count = counts[change.table] else { continue }
+            propertyCounts[change.table] = count
+            let key = ObjectKey(change.key)
+            var table = tables[change.table] ?? TableChanges()
+            if change.isDelete {
+                if table.inserted.remove(key) == nil, change.existed {
+                    table.modified[key] = nil
+                    table.deleted.insert(key)
+                }
+            } else if table.deleted.remove(key) != nil {
+                table.modified[key] = PropertyMask(all: count)   // deleted, then put again
+            } else if !change.existed {
+                table.inserted.insert(key)
+            } else if !table.inserted.contains(key) {
+                let modified = change.old.flatMap { old in change.new.map { RowFormat.modifiedFields(from: old, to: $0, propertyCount: count) } }
+                    ?? PropertyMask(all: count)   // a value that did not read: say every property
+                if !modified.isEmpty { table.modified[key, default: PropertyMask()].formUnion(modified) }
+            }
+            tables[change.table] = table
         }
     }
 }

@@ -321,6 +321,9 @@ public final class Realm {
             fallBackIfStoreFailed()
             return snapshot.sequence != before
         }
+        // Beside a writer in another process: read what it has made durable since. (A log
+        // that does not read leaves the realm where it is; the next refresh tries again.)
+        if shared.store.isFollowingAWriter { _ = try? shared.store.refresh() }
         return advance()
     }
 

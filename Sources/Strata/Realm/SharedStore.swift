@@ -69,7 +69,17 @@ final class SharedStore: @unchecked Sendable {
         self.log = log
         // Every commit, through a realm or through the engine API, is recorded before the
         // committer releases the gate: a realm advancing to it never waits for its record.
-        store.observeCommits { sequence, note in log.record(sequence, note as? CommitChanges) }
+        store.observeCommits { [schemaState] sequence, note in
+            if let tailed = note as? TailedCommit {
+                log.record(sequence, CommitChanges(tailed: tailed, schema: schemaState.withLock { $0 }))
+            } else {
+                log.record(sequence, note as? CommitChanges)
+            }
+        }
+        // Read-only beside a writer in another process: its commits are read as it makes
+        // them durable, and the realms that advance by themselves are told, as of a commit
+        // made here.
+        store.watchWriter { [weak self] sequence in self?.didCommit(sequence: sequence, except: nil) }
     }
 
     /// One more realm uses this store (a frozen realm made from an open one); balanced by

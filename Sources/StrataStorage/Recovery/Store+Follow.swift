@@ -8,14 +8,16 @@
 // change sets for notifications.
 //
 // What may be read: never past the beacon's durable end (a commit not yet synced can vanish
-// in a crash), and a sealed segment exactly to the length the manifest recorded. When the
-// log between the last state read and the beacon's cannot be walked — a compaction consumed
-// a segment not yet read, a writer that crashed and came back with a different log — the
-// follower opens the store again beside the writer (bounded recovery from the beacon), and
-// what changed in between is reported as unknown. A compaction of segments already read
-// changes nothing a follower sees (the same data, elsewhere): the follower keeps reading the
-// copies it maps until the next such reopen, and the writer, seeing readers, unlinks retired
-// files whole, so those mappings stay valid.
+// in a crash), and a sealed segment exactly to its sealed length (the manifest's, or, for
+// the segment being followed when a compaction unlinked it first, its size through the
+// descriptor the follower keeps open). Each new segment must continue the sequence where the
+// last one ended. When the log cannot be walked that way — a compaction consumed a segment
+// not yet read, a writer that crashed and came back with a different log — the follower
+// opens the store again beside the writer (bounded recovery from the beacon), and what
+// changed in between is reported as unknown. A compaction of segments already read changes
+// nothing a follower sees (the same data, elsewhere); the follower then reopens at the state
+// it has read, so that it lets go of the retired files (the writer, seeing readers, unlinks
+// them whole, so the mappings stay valid until then).
 
 import Foundation
 
@@ -65,8 +67,12 @@ extension Store {
         do {
             try tail.read(from: from, to: target)
         } catch let error as LogTail.Unwalkable {
+            tail.closeNewFile()
             options.logger?.info("following the writer by reopening: \(error.reason)", metadata: ["store": "\(path)"])
-            return try reopenFollowing()
+            return try reopenFollowing(at: nil)
+        } catch {
+            tail.closeNewFile()
+            throw error
         }
         for (sequence, commit) in tail.commits { commitObserver?(sequence, commit) }
         activeID = tail.activeID
@@ -75,28 +81,32 @@ extension Store {
         activeWriter = RecordWriter(cipher: tail.activeCipher)
         lastAppendedSequence = tail.directory.sequence
         followed = target
+        if tail.file !== followedFile {
+            followedFile?.close()
+            followedFile = tail.file
+        }
         let published = PublishedState(directory: tail.directory, space: tail.space)
         publishedLock.withLock { $0 = published }
         // (A roll moves the beacon to the next segment without a commit.)
         let advanced = tail.directory.sequence != state.directory.sequence
         if tail.mapsRetiredSegments {
             // A compaction replaced segments this store still maps: they stay on disk while
-            // mapped, so read the store again from its new segments and let those go.
-            return try reopenFollowing() || advanced
+            // mapped, so read the store again, at the state just read, from its new segments.
+            return try reopenFollowing(at: target) || advanced
         }
         return advanced
     }
 
-    /// Opens the store again beside the writer (bounded recovery, as the first open) and
-    /// publishes what it finds; what changed since the last state read is unknown.
-    private func reopenFollowing() throws -> Bool {
+    /// Opens the store again beside the writer (bounded recovery, as the first open), at
+    /// `state` if it still reads, else at whatever the writer publishes; what changed past
+    /// the state last read is unknown to the commit observer.
+    private func reopenFollowing(at state: Beacon.State?) throws -> Bool {
         let recovered: Recovered
         do {
-            recovered = try Store.recoverFollowing(path: path, options: options)
+            recovered = try Store.recoverFollowing(path: path, options: options, at: state)
         } catch Store.WriterLeft.writerLeft {
             return false
         }
-        guard let target = recovered.followed, target != followed else { return false }
         let before = lastAppendedSequence
         if recovered.directory.sequence != before { commitObserver?(recovered.directory.sequence, nil) }
         activeID = recovered.activeID
@@ -104,7 +114,9 @@ extension Store {
         activeSize = recovered.activeSize
         activeWriter = RecordWriter(cipher: recovered.activeCipher)
         lastAppendedSequence = recovered.directory.sequence
-        followed = target
+        followed = recovered.followed
+        followedFile?.close()
+        followedFile = recovered.followedFile
         let published = PublishedState(directory: recovered.directory, space: recovered.space)
         publishedLock.withLock { $0 = published }
         return recovered.directory.sequence != before
@@ -121,9 +133,14 @@ private struct LogTail {
     var directory: KeyDirectory
     var space: [UInt32: SegmentSpace]
     var commits: [(UInt64, TailedCommit)] = []
+    /// The segment read last: its id, mapping, cipher and open file.
     var activeID: UInt32
     var activeRegion: MappedRegion
     var activeCipher: FileCipher?
+    var file: (any StorageFile)?
+    /// Whether a sealed segment the directory maps is one the manifest no longer lists
+    /// (compacted away since the follower read it).
+    var mapsRetiredSegments = false
 
     init(store: Store, directory: KeyDirectory, space: [UInt32: SegmentSpace]) {
         self.store = store
@@ -132,11 +149,13 @@ private struct LogTail {
         activeID = store.activeID
         activeRegion = store.activeRegion
         activeCipher = store.activeWriter.cipher
+        file = store.followedFile
     }
 
-    /// Whether a sealed segment the directory maps is one the manifest no longer lists
-    /// (compacted away since the follower read it).
-    var mapsRetiredSegments = false
+    /// Closes the file of a new segment opened by a read that is not kept.
+    func closeNewFile() {
+        if let file, file !== store.followedFile { file.close() }
+    }
 
     mutating func read(from: Beacon.State, to target: Beacon.State) throws {
         let names = try store.fileSystem.listDirectory(store.path)
@@ -151,20 +170,34 @@ private struct LogTail {
             try readSegment(from.segment, from: from.end, to: target.end, isNew: false, stillActive: true)
             return
         }
-        // The log segments from the one read to the writer's, in the order they were rolled.
-        let logs = manifest.entries.filter { $0.value.kind == .log && $0.key >= from.segment && $0.key <= target.segment }
-            .keys.sorted()
-        guard logs.first == from.segment, logs.last == target.segment else {
-            throw Unwalkable(reason: "the log segments from \(segmentName(from.segment)) to \(segmentName(target.segment)) are no longer all listed (compacted)")
+        // The segment followed so far, to its sealed end: as the manifest lists it, or, if a
+        // compaction took it first, as long as the file still is (sealed files do not change).
+        let sealedEnd: Int
+        if let listed = manifest.entries[from.segment] {
+            guard listed.kind == .log, let length = listed.sealedLength else {
+                throw Unwalkable(reason: "segment \(segmentName(from.segment)) is not listed as a sealed log segment")
+            }
+            sealedEnd = length
+        } else if let file {
+            sealedEnd = try file.size()
+            mapsRetiredSegments = true
+        } else {
+            throw Unwalkable(reason: "segment \(segmentName(from.segment)) is gone")
         }
-        for id in logs {
+        try readSegment(from.segment, from: from.end, to: sealedEnd, isNew: false, stillActive: false)
+        // Then every later log segment, in the order they were rolled (each must continue the
+        // sequence: one compacted away in between breaks it).
+        let later = manifest.entries.filter { $0.value.kind == .log && $0.key > from.segment && $0.key <= target.segment }.keys.sorted()
+        guard later.last == target.segment else {
+            throw Unwalkable(reason: "the writer's segment \(segmentName(target.segment)) is not listed as a log segment")
+        }
+        for id in later {
             let isTarget = id == target.segment
             guard isTarget || manifest.entries[id]?.sealedLength != nil else {
                 throw Unwalkable(reason: "segment \(segmentName(id)) is listed as active beside the writer's \(segmentName(target.segment))")
             }
-            let end = isTarget ? target.end : manifest.entries[id]!.sealedLength!
-            try readSegment(id, from: id == from.segment ? from.end : store.dataStart, to: end,
-                            isNew: id != from.segment, stillActive: isTarget)
+            try readSegment(id, from: store.dataStart, to: isTarget ? target.end : manifest.entries[id]!.sealedLength!,
+                            isNew: true, stillActive: isTarget)
         }
     }
 
@@ -172,53 +205,59 @@ private struct LogTail {
     /// published or sealed), mapping it first if it is new or grew past its mapping.
     private mutating func readSegment(_ id: UInt32, from start: Int, to end: Int, isNew: Bool, stillActive: Bool) throws {
         let fs = store.fileSystem, name = segmentName(id)
-        var region = activeRegion, cipher = activeCipher
-        if isNew || activeRegion.length < end {
-            let file: any StorageFile
+        if isNew {
+            let opened: any StorageFile
             do {
-                file = try fs.openFile(store.path + "/" + name, create: false, readOnly: true)
+                opened = try fs.openFile(store.path + "/" + name, create: false, readOnly: true)
             } catch StoreError.io(_, _, ENOENT) {
                 throw Unwalkable(reason: "segment \(name) is gone")
             }
-            defer { file.close() }
+            closeNewFile()
+            file = opened
+        }
+        if isNew || activeRegion.length < end {
+            guard let file else { throw Unwalkable(reason: "segment \(name) is not open") }
             let size = try file.size()
             guard size >= end else {
                 throw StoreError.corrupted(segment: name, offset: size,
                                            reason: "segment is shorter than the \(end) bytes its writer published as durable")
             }
-            region = try file.map(length: Store.activeMappingLength(forSize: end, segmentSize: store.options.segmentSize))
-            if isNew {
-                let header = region.bytes(at: 0, count: min(end, store.dataStart), limit: end) ?? UnsafeRawBufferPointer(start: nil, count: 0)
-                switch SegmentHeader.read(file: header, number: id, cipher: store.storeCipher) {
-                case .success(let (info, fileCipher)):
-                    guard info.kind == .log else { throw Unwalkable(reason: "segment \(name) is not a log segment") }
-                    cipher = fileCipher
-                case .failure(let problem):
-                    throw StoreError.corrupted(segment: name, offset: 0, reason: problem.reason)
-                }
+            activeRegion = try file.map(length: Store.activeMappingLength(forSize: end, segmentSize: store.options.segmentSize))
+        }
+        if isNew {
+            let header = activeRegion.bytes(at: 0, count: min(end, store.dataStart), limit: end) ?? UnsafeRawBufferPointer(start: nil, count: 0)
+            switch SegmentHeader.read(file: header, number: id, cipher: store.storeCipher) {
+            case .success(let (info, fileCipher)):
+                guard info.kind == .log else { throw Unwalkable(reason: "segment \(name) is not a log segment") }
+                activeCipher = fileCipher
+            case .failure(let problem):
+                throw StoreError.corrupted(segment: name, offset: 0, reason: problem.reason)
             }
         }
-        guard let bytes = region.bytes(at: 0, count: end, limit: end), start >= store.dataStart, start <= end else {
+        activeID = id
+        guard let bytes = activeRegion.bytes(at: 0, count: end, limit: end), start >= store.dataStart, start <= end else {
             throw StoreError.corrupted(segment: name, offset: start, reason: "the writer's published end \(end) lies outside the segment")
         }
-        // (The segment read before this one was sealed by its own call, read to its end.)
-        let view = SegmentView(id: id, region: region, length: end, cipher: cipher)
+        let view = SegmentView(id: id, region: activeRegion, length: end, cipher: activeCipher)
         if stillActive {
             directory.active = view
         } else {
             directory.setSealed(view)
             if directory.active?.id == id { directory.active = nil }
         }
-        activeID = id
-        activeRegion = region
-        activeCipher = cipher
         var segmentSpace = space[id] ?? SegmentSpace(diskBytes: end, sealed: !stillActive)
         segmentSpace.diskBytes = end
         segmentSpace.sealed = !stillActive
-        let reader = SegmentReader(bytes, cipher: cipher)
-        var directory = self.directory, commits = self.commits
+        let reader = SegmentReader(bytes, cipher: activeCipher)
+        var directory = self.directory, commits = self.commits, firstOfSegment = isNew
         defer { self.directory = directory; self.commits = commits }
-        let outcome = SegmentScanner.scan(reader, segmentID: id, from: start, previousSequence: directory.sequence) { entries, sequence in
+        let outcome = try SegmentScanner.scan(reader, segmentID: id, from: start, previousSequence: directory.sequence) { entries, sequence in
+            if firstOfSegment {
+                firstOfSegment = false
+                guard sequence == directory.sequence + 1 else {
+                    throw Unwalkable(reason: "segment \(name) starts at commit \(sequence), not \(directory.sequence + 1): a segment in between is gone")
+                }
+            }
             var commit = TailedCommit()
             commit.changes.reserveCapacity(entries.count)
             for entry in entries {

@@ -34,8 +34,11 @@ struct Recovered {
     /// What the index image the open started from covers, if it started from one (close
     /// writes no new image while the store is still exactly that).
     var imageCoverage: IndexImage.Coverage? = nil
-    /// A read-only open beside a writer: the writer's published state it read up to.
+    /// A read-only open beside a writer: the writer's published state it read up to, and
+    /// that state's segment, kept open (a compaction may unlink it before it was read to its
+    /// end; its size then still says where it ends).
     var followed: Beacon.State? = nil
+    var followedFile: (any StorageFile)? = nil
 }
 
 /// A segment file found at open, with its header read.
@@ -86,7 +89,7 @@ extension Store {
     /// before it published a state: open it as it lies instead.
     enum WriterLeft: Error { case writerLeft }
 
-    static func recoverFollowing(path: String, options: StoreOptions) throws -> Recovered {
+    static func recoverFollowing(path: String, options: StoreOptions, at published: Beacon.State? = nil) throws -> Recovered {
         let fs = options.fileSystem
         let deadline = monotonicSeconds() + 2
         func manifestBytes() -> [UInt8]? {
@@ -94,8 +97,11 @@ extension Store {
             defer { file.close() }
             return try? file.readAll()
         }
+        var given = published
         while true {
-            guard let state = Beacon.read(path: path, fileSystem: fs) else {
+            // The state asked for first (a follower reopening at the state it read to), then
+            // whatever the writer publishes.
+            guard let state = given ?? Beacon.read(path: path, fileSystem: fs) else {
                 // A writer still opening, or closing (it removes HEAD before it lets go of
                 // LOCK), or one from before beacons, which never publishes.
                 if let probe = try? fs.lock(path + "/LOCK", shared: true) {
@@ -113,7 +119,8 @@ extension Store {
                 recovered.followed = state
                 return recovered
             } catch {
-                let moved = Beacon.read(path: path, fileSystem: fs) != state || manifestBytes() != manifest
+                let moved = given != nil || Beacon.read(path: path, fileSystem: fs) != state || manifestBytes() != manifest
+                given = nil
                 guard moved, monotonicSeconds() < deadline else { throw error }
             }
         }
@@ -762,12 +769,13 @@ private struct Recovery {
                     try active.file.syncData()
                 }
             }
-            if !writable { active.file.close() }
+            if !writable && following == nil { active.file.close() }
             let newestFile = allNumbers.last ?? id
             return Recovered(directory: directory, space: space, activeFile: writable ? active.file : nil, activeID: id,
                              activeSize: active.validLength, activeRegion: active.region, activeCipher: active.cipher,
                              activeHint: active.hint, nextFileNumber: newestFile == .max ? .max : newestFile + 1,
-                             manifest: manifest ?? loaded, imageCoverage: image?.coverage)
+                             manifest: manifest ?? loaded, imageCoverage: image?.coverage,
+                             followedFile: following != nil ? active.file : nil)
         } catch {
             active.file.close()
             throw error
