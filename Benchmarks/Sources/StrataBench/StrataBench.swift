@@ -27,7 +27,7 @@ struct StrataBench: ParsableCommand {
     var strataOnly = false
     @Option(help: "Directory of the real JSON payloads.")
     var jsonDirectory = "../../shared/data/json"
-    @Option(help: "Which suites to run: all, engine, peers, encryption, objects, models, controller, json, concurrency, scale or queries.")
+    @Option(help: "Which suites to run: all, engine, peers, encryption, objects, models, controller, json, concurrency, scale, queries or followers.")
     var suite = "all"
     @Option(help: "Profile one object-level phase alone: upsert, rewrite, insert, init, set, make, read, scan, sort, list or equality.")
     var profileObjects: String?
@@ -59,8 +59,17 @@ struct StrataBench: ParsableCommand {
     var scaleKeys = 10_000_000
     @Option(help: "Object counts of the queries suite, comma-separated (a fresh store each).")
     var queryObjects = "100000,1000000"
+    @Option(help: "Internal: run as the followers suite's child process (writer or reader).")
+    var followChild: String?
+    @Option(help: "Internal: the store of --follow-child.")
+    var followStore: String?
 
     func run() throws {
+        if let followChild {
+            guard let followStore else { throw ValidationError("--follow-child needs --follow-store") }
+            try FollowerBenchmarks.child(role: followChild, store: followStore, commits: commits)
+            return
+        }
         let work = directory ?? (NSTemporaryDirectory() + "strata-bench-\(getpid())")
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         defer { if directory == nil { try? FileManager.default.removeItem(atPath: work) } }
@@ -116,8 +125,8 @@ struct StrataBench: ParsableCommand {
             try store.close()
             return
         }
-        guard ["all", "engine", "peers", "encryption", "objects", "models", "controller", "json", "concurrency", "scale", "queries"].contains(suite) else {
-            throw ValidationError("--suite takes all, engine, peers, encryption, objects, models, controller, json, concurrency, scale or queries, got '\(suite)'")
+        guard ["all", "engine", "peers", "encryption", "objects", "models", "controller", "json", "concurrency", "scale", "queries", "followers"].contains(suite) else {
+            throw ValidationError("--suite takes all, engine, peers, encryption, objects, models, controller, json, concurrency, scale, queries or followers, got '\(suite)'")
         }
         let querySizes = queryObjects.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
         guard !querySizes.isEmpty, querySizes.allSatisfy({ ($0 ?? 0) > 0 }) else {
@@ -182,6 +191,11 @@ struct StrataBench: ParsableCommand {
             let tables = try QueryBenchmarks(sizes: querySizes.compactMap { $0 }, workDirectory: work).run(rounds: rounds)
             print("\n## Queries (the columnar read path workload)\n")
             print(tables.joined(separator: "\n"))
+        }
+        if suite == "all" || suite == "followers" {
+            let rows = try FollowerBenchmarks(commits: min(commits, 1_000), workDirectory: work).run(rounds: rounds)
+            print("\n## Followers: a store read in another process while it is written\n")
+            print(markdownTable(rows, columns: ("without a follower (same run)", "–")))
         }
         if suite == "all" || suite == "controller" {
             let rows = try ControllerBenchmarks(sizes: [10_000, 100_000, 1_000_000], workDirectory: work).run()

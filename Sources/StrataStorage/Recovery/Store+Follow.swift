@@ -158,10 +158,14 @@ private struct LogTail {
     }
 
     mutating func read(from: Beacon.State, to target: Beacon.State) throws {
-        let names = try store.fileSystem.listDirectory(store.path)
-        guard let manifest = try Store.readManifest(path: store.path, names: names, cipher: store.storeCipher, fileSystem: store.fileSystem) else {
-            throw Unwalkable(reason: "no MANIFEST")
+        // (A store a writer publishes for has a MANIFEST: no directory listing per refresh.)
+        let read: Manifest?
+        do {
+            read = try Store.readManifest(path: store.path, names: [Manifest.fileName], cipher: store.storeCipher, fileSystem: store.fileSystem)
+        } catch StoreError.io(_, _, ENOENT) {
+            read = nil
         }
+        guard let manifest = read else { throw Unwalkable(reason: "no MANIFEST") }
         mapsRetiredSegments = space.contains { $0.value.sealed && manifest.entries[$0.key] == nil }
         if target.segment == from.segment {
             guard target.end >= from.end else {

@@ -111,7 +111,10 @@ extension Store {
     /// with the new sequence after each refresh that read something. Runs until the store
     /// closes; one watch per store (a second call replaces the first). Does nothing for a
     /// store that follows no writer. A refresh that fails is retried at the next change.
-    package func watchWriter(pollInterval: Double = 0.5, _ onAdvance: @escaping @Sendable (UInt64) -> Void) {
+    ///
+    /// Realms opened read-only beside a writer use this already (their store is watched
+    /// while they are open); call it for an engine store you follow yourself.
+    public func watchWriter(pollInterval: Double = 0.5, _ onAdvance: @escaping @Sendable (UInt64) -> Void) {
         guard isFollowingAWriter else { return }
         let watch = WriterWatch(path: path, pollInterval: pollInterval) { [weak self] in
             guard let store = self, (try? store.refresh()) == true else { return }
