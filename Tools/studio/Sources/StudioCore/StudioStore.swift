@@ -1,8 +1,12 @@
-// The store behind the studio. Read-only (the default): the store is opened read-only for
-// each request and closed after it, so the studio holds the shared lock only while it
-// reads, every request sees the newest commits of other processes, and a writer process
-// can open the store between requests. Writable (`--writable`): the studio holds the
-// store open for writing (other processes are refused) and reads a new snapshot per request.
+// The store behind the studio. Read-only (the default): while no writer holds the store,
+// it is opened read-only for each request and closed after it, so the studio holds the
+// shared lock only while it reads and a writer process can open the store between
+// requests. While a writer holds it (a service, an app), the studio keeps one read-only
+// store following that writer and refreshes it for each request, reading only the log
+// written since (`Store.refresh()`); when the writer lets go, it goes back to opening per
+// request. Either way every request sees the newest durable commits. Writable
+// (`--writable`): the studio holds the store open for writing (other processes are
+// refused) and reads a new snapshot per request.
 
 import Foundation
 import Strata
@@ -36,6 +40,8 @@ public final class StudioStore: @unchecked Sendable {
     private let encryptionKey: Data?
     private let lock = NSLock()
     private var writer: Store?
+    /// Read-only beside a writer in another process: the store kept open and refreshed.
+    private var follower: Store?
     private var history: [CompactionRecord] = []
 
     /// Opens the store once to check that it can be read (and, writable, keeps it open).
@@ -76,9 +82,29 @@ public final class StudioStore: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if let writer { return try body(writer) }
+        if let follower {
+            // The writer removes HEAD as it closes: then the store is read as it lies.
+            if FileManager.default.fileExists(atPath: path + "/HEAD"), (try? follower.refresh()) != nil {
+                return try body(follower)
+            }
+            try? follower.close()
+            self.follower = nil
+        }
         let store = try open(readOnly: true)
+        if store.isFollowingAWriter {
+            follower = store
+            return try body(store)
+        }
         defer { try? store.close() }
         return try body(store)
+    }
+
+    /// Whether the studio is following a writer in another process with one store kept
+    /// open (as of the last request).
+    public var isFollowingAWriter: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return follower != nil
     }
 
     /// Runs `body` with an inspector of the store's objects (nil: the store has no object schema).
@@ -119,11 +145,13 @@ public final class StudioStore: @unchecked Sendable {
         return String(UInt64(bitPattern: Int64(hasher.finalize())), radix: 16)
     }
 
-    /// Closes the writable store (no-op when read-only).
+    /// Closes the writable store, or the one following a writer.
     public func close() {
         lock.lock()
         defer { lock.unlock() }
         try? writer?.close()
         writer = nil
+        try? follower?.close()
+        follower = nil
     }
 }

@@ -411,10 +411,21 @@ final class StudioHTTPTests: XCTestCase {
         let page = try http("/types/Owner")
         XCTAssertEqual(page.status, 200, page.body)
         XCTAssertEqual(try ids("/api/types/Owner"), [1, 2, 3])
+        XCTAssertEqual(studio?.isFollowingAWriter, true, "one store follows the writer across requests")
         try realm.write { _ = try realm.create(StudioOwner.self, value: ["id": 5, "name": "Live", "score": 2]) }
         XCTAssertEqual(try ids("/api/types/Owner"), [1, 2, 3, 5], "the writer's commit is served")
+        try realm.write { _ = try realm.create(StudioOwner.self, value: ["id": 6, "name": "Later", "score": 3]) }
+        XCTAssertEqual(try ids("/api/types/Owner"), [1, 2, 3, 5, 6], "the follower refreshed for the request")
+        XCTAssertEqual(studio?.isFollowingAWriter, true)
         XCTAssertNoThrow(try StudioStore(path: directory, writable: false))
-        _ = realm
+        // The writer closes: the next request reads the store as it lies, opened for it alone.
+        realm.invalidate()
+        XCTAssertEqual(try ids("/api/types/Owner"), [1, 2, 3, 5, 6])
+        XCTAssertEqual(studio?.isFollowingAWriter, false)
+        let reopened = try Realm(configuration: Self.configuration(directory))
+        try reopened.write { _ = try reopened.create(StudioOwner.self, value: ["id": 7, "name": "Again", "score": 4]) }
+        XCTAssertEqual(try ids("/api/types/Owner"), [1, 2, 3, 5, 6, 7], "a new writer is followed in turn")
+        reopened.invalidate()
     }
 
     /// An encrypted store (strata studio --key-file): served with its key, refused without.
