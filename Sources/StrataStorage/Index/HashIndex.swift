@@ -86,10 +86,20 @@ final class IndexNode: @unchecked Sendable {
     // (checked with isKnownUniquelyReferenced); shared nodes are immutable.
 
     /// Branch: one child per value of the hash bits at `shift`.
-    var children: ContiguousArray<IndexNode?>
+    @exclusivity(unchecked) var children: ContiguousArray<IndexNode?> {
+        didSet { childTable = IndexNode.table(of: children) }
+    }
+    /// `children`'s elements, for the lookup's walk: it reads a child's address from here
+    /// without retaining the array or the child (a lookup's retains and releases of the
+    /// nodes and their arrays on its way down were a quarter of a point read).
+    @exclusivity(unchecked) private(set) var childTable: UnsafeRawPointer?
+    /// Branches: `children.count - 1` (the count is fixed); pages: 0.
+    let childMask: Int
     /// Leaf: the slot array (nil for branches). A page of an index image may be read only
     /// once ``isReadable`` said so (its first reader checks it).
-    var slots: UnsafeMutablePointer<IndexSlot>?
+    // Exclusivity unchecked: a node is mutated only by the one writer that holds it
+    // uniquely (see above), never while another access is under way.
+    @exclusivity(unchecked) var slots: UnsafeMutablePointer<IndexSlot>?
     /// The index image whose mapping holds this page's slots, or nil (they are this node's).
     let image: IndexImage?
     /// This page's number in `image`.
@@ -165,6 +175,8 @@ final class IndexNode: @unchecked Sendable {
 
     init(branchAt shift: Int, bits: Int) {
         children = ContiguousArray(repeating: nil, count: 1 << bits)
+        childTable = IndexNode.table(of: children)
+        childMask = (1 << bits) - 1
         slots = nil
         image = nil
         imagePage = 0
@@ -177,6 +189,7 @@ final class IndexNode: @unchecked Sendable {
 
     init(pageAt shift: Int, capacity: Int) {
         children = []
+        childMask = 0
         self.capacity = capacity
         count = 0
         self.shift = shift
@@ -193,6 +206,7 @@ final class IndexNode: @unchecked Sendable {
     /// read in place once checked (``isReadable``).
     init(imagePageAt shift: Int, capacity: Int, count: Int, slots: UnsafeMutablePointer<IndexSlot>, image: IndexImage, page: Int) {
         children = []
+        childMask = 0
         self.capacity = capacity
         self.count = count
         self.shift = shift
@@ -208,6 +222,8 @@ final class IndexNode: @unchecked Sendable {
     /// store refuses to commit a write that touched it.
     init(copying other: IndexNode) {
         children = other.children
+        childTable = other.childTable
+        childMask = other.childMask
         capacity = other.capacity
         count = other.count
         shift = other.shift
@@ -241,9 +257,21 @@ final class IndexNode: @unchecked Sendable {
         slots.deallocate()
     }
 
+    /// Where `children`'s elements lie (an optional reference is one address, 0 for nil).
+    private static func table(of children: ContiguousArray<IndexNode?>) -> UnsafeRawPointer? {
+        children.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+    }
+
+    /// The child routing `tag` of a branch, unretained: valid while the branch is.
+    @inline(__always)
+    func unretainedChild(_ tag: UInt32) -> UnsafeRawPointer? {
+        childTable.unsafelyUnwrapped.load(fromByteOffset: childIndex(tag) &* MemoryLayout<UnsafeRawPointer?>.stride,
+                                          as: UnsafeRawPointer?.self)
+    }
+
     @inline(__always)
     func childIndex(_ tag: UInt32) -> Int {
-        Int(truncatingIfNeeded: tag >> UInt32(shift)) & (children.count - 1)
+        Int(truncatingIfNeeded: tag >> UInt32(shift)) & childMask
     }
 
     /// Where an entry with `tag` starts its probe: its probe bits scaled to the capacity.
@@ -373,20 +401,25 @@ struct HashIndex: Sendable {
 
     /// `lookup` with the key's tag already computed.
     func lookup(_ key: IndexKey, tag: UInt32) -> Location? {
-        guard let root else { return nil }
-        // `root` keeps the whole trie alive for the walk, so the walk itself need not
-        // retain each node it passes (this is the read path's hottest loop).
-        return withExtendedLifetime(root) { () -> Location? in
-            unowned(unsafe) var node = root
-            while node.slots == nil {
-                guard let child = node.children.withUnsafeBufferPointer({ buffer -> Unmanaged<IndexNode>? in
-                    buffer[node.childIndex(tag)].map { Unmanaged.passUnretained($0) }
-                }) else { return nil }
-                node = child.takeUnretainedValue()
+        // `self`, borrowed for the call, keeps the whole trie alive: the walk reaches each
+        // node through an unretained, guaranteed reference (this is the read path's hottest
+        // loop; retaining each node and its child array on the way down was a quarter of a
+        // point read).
+        guard root != nil else { return nil }
+        var node = Unmanaged<IndexNode>.passUnretained(root.unsafelyUnwrapped)
+        while true {
+            let step = node._withUnsafeGuaranteedRef { node -> (isPage: Bool, child: UnsafeRawPointer?) in
+                node.slots != nil ? (true, nil) : (false, node.unretainedChild(tag))
             }
-            guard node.isReadable else { return Location.unreadable(imagePage: node.imagePage) }
-            guard let i = node.find(key, tag: tag, image: imageBase) else { return nil }
-            return node.slots![i].location
+            if step.isPage { break }
+            guard let child = step.child else { return nil }
+            node = Unmanaged<IndexNode>.fromOpaque(child)
+        }
+        let image = imageBase
+        return node._withUnsafeGuaranteedRef { page -> Location? in
+            guard page.isReadable else { return Location.unreadable(imagePage: page.imagePage) }
+            guard let i = page.find(key, tag: tag, image: image) else { return nil }
+            return page.slots.unsafelyUnwrapped[i].location
         }
     }
 
