@@ -487,7 +487,7 @@ public final class Store: @unchecked Sendable {
         // A compaction needs the gate to finish, so it is stopped before close takes it.
         if !options.readOnly {
             cancelCompactions(waiting: waitingForCompactions)
-            if waitingForCompactions { reclaimDoomedFiles() }
+            if waitingForCompactions { reclaimDoomedFiles(finally: true) }
         }
         try acquireGate(forClose: true)
         defer { releaseGate() }

@@ -3,6 +3,11 @@
 // "ack <sequence>" after each commit returns, until the parent kills it.
 //
 //   strata-crash-helper <directory> <full|normal|none> <segment-size> [compact] [encrypted]
+//   strata-crash-helper <directory> follow
+//
+// `follow`: opens the store read-only beside its writer (the test) and prints "at <sequence>";
+// then, for each line "refresh" on its input, refreshes and prints "at <sequence>" again;
+// "quit" (or the end of its input) closes the store and exits.
 //
 // With `compact`, automatic compaction runs at every opportunity, so kills land in it; with
 // `encrypted`, the store is encrypted with KillWorkload.encryptionKey.
@@ -19,6 +24,23 @@ func emit(_ line: String, to fd: Int32 = 1) {
 }
 
 let arguments = CommandLine.arguments
+if arguments.count == 3, arguments[2] == "follow" {
+    do {
+        var options = StoreOptions()
+        options.readOnly = true
+        let store = try Store(path: arguments[1], options: options)
+        emit("at \(store.lastSequence) \(store.isFollowingAWriter ? "following" : "alone")")
+        while let line = readLine(), line != "quit" {
+            if line == "refresh" { try store.refresh() }
+            emit("at \(store.lastSequence)")
+        }
+        try store.close()
+        exit(0)
+    } catch {
+        emit("strata-crash-helper: \(error)", to: 2)
+        exit(1)
+    }
+}
 let flags = Set(arguments.dropFirst(4))
 guard arguments.count >= 4, let segmentSize = Int(arguments[3]), flags.isSubset(of: ["compact", "encrypted"]) else {
     emit("usage: strata-crash-helper <directory> <full|normal|none> <segment-size> [compact] [encrypted]", to: 2)

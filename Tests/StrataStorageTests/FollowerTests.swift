@@ -38,6 +38,79 @@ final class FollowerTests: XCTestCase {
         try refreshAlong(flags: ["compact"], pause: 0.05)
     }
 
+    /// The segments a compaction retires while a follower in another process maps them are
+    /// kept whole (a truncation would fault its reads: SIGBUS), and deleted a few megabytes at
+    /// a time once it let go of them (its refresh reopens at the state it read). The
+    /// follower holds a reader lock on every file it maps (`mapHoldingReaderLock`); the
+    /// writer looks for those locks before it truncates.
+    func testSegmentsAFollowerMapsAreKeptWholeThenDeletedStepwise() throws {
+        let dir = TemporaryDirectory("follow-retire")
+        let fs = RecordingFileSystem()
+        var options = StoreOptions()
+        options.segmentSize = 3 * Store.deletionStep
+        options.durability = .none
+        options.autoCompaction = .disabled
+        options.fileSystem = fs
+        let writer = try Store(directory: dir.url, options: options)
+        func value(_ n: Int) -> [UInt8] { [UInt8](repeating: UInt8(truncatingIfNeeded: n), count: 256 << 10) }
+        for round in 0 ..< 2 {
+            for n in 0 ..< 60 { try writer.write { try $0.put(table: 1, key: bytes("k\(n)"), value: value(round * 100 + n)) } }
+        }
+        let child = try ChildProcess(executable: KillTests.helperPath, arguments: [dir.path, "follow"])
+        defer { child.killAndWait() }
+        XCTAssertEqual(child.output.nextLine(), "at \(writer.lastSequence) following")
+        try writer.compact()
+        writer.reclaimDoomedFiles()
+        let retired = try fs.listDirectory(dir.path).filter { $0.contains(".seg.retired-") }
+        XCTAssertFalse(retired.isEmpty, "the segments the follower maps wait to be deleted")
+        XCTAssertFalse(retiredTruncations(fs.operations), "nothing the follower maps is truncated")
+        child.send("refresh")
+        XCTAssertEqual(child.output.nextLine(), "at \(writer.lastSequence)")
+        // Let go of (the reopen's own checks of its index image release the rest within ms).
+        var left = retired
+        for _ in 0 ..< 200 where !left.isEmpty {
+            writer.reclaimDoomedFiles()
+            left = try fs.listDirectory(dir.path).filter { $0.contains(".seg.retired-") }
+            if !left.isEmpty { usleep(10_000) }
+        }
+        XCTAssertEqual(left, [], "the retired segments are deleted once the follower let go")
+        var inodes: [String: Int] = [:], truncations: [Int: [Int]] = [:], removed = 0
+        for operation in fs.operations {
+            switch operation {
+            case .create(let path, let inode): inodes[path] = inode
+            case .rename(let from, let to):
+                inodes[to] = inodes.removeValue(forKey: from)
+                if to.contains(".seg.retired-"), let inode = inodes[to] { truncations[inode] = [] }
+            case .truncate(let inode, let length): truncations[inode]?.append(length)
+            case .remove(let path) where path.contains(".seg.retired-"):
+                let lengths = try XCTUnwrap(inodes[path].flatMap { truncations[$0] }, path)
+                XCTAssertEqual(lengths.last, 0, "\(path) was truncated step by step before it went: \(lengths)")
+                XCTAssertTrue(zip(lengths, lengths.dropFirst()).allSatisfy { $0 - $1 <= Store.deletionStep }, "\(path): \(lengths)")
+                removed += 1
+            default: break
+            }
+        }
+        XCTAssertEqual(removed, retired.count)
+        child.send("quit")
+        try writer.close()
+    }
+
+    /// Whether `operations` truncate a file after it was renamed aside to be deleted.
+    private func retiredTruncations(_ operations: [FileOperation]) -> Bool {
+        var retired: Set<Int> = [], inodes: [String: Int] = [:]
+        for operation in operations {
+            switch operation {
+            case .create(let path, let inode): inodes[path] = inode
+            case .rename(let from, let to):
+                inodes[to] = inodes.removeValue(forKey: from)
+                if to.contains(".seg.retired-"), let inode = inodes[to] { retired.insert(inode) }
+            case .truncate(let inode, _) where retired.contains(inode): return true
+            default: break
+            }
+        }
+        return false
+    }
+
     /// A writer that lets go of the store without having published its state (closing: it
     /// removes HEAD before LOCK; or one from before beacons): a read-only open waiting for
     /// the beacon opens the store as it lies instead of failing.

@@ -10,17 +10,26 @@ public final class ChildProcess {
     public let process: Process
     /// Its standard output, line by line.
     public let output: LineReader
+    /// Its standard input.
+    public let input: FileHandle
 
     /// Starts `executable` with `arguments`.
     public init(executable: String, arguments: [String]) throws {
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        let pipe = Pipe()
+        let pipe = Pipe(), inputPipe = Pipe()
         process.standardOutput = pipe
+        process.standardInput = inputPipe
         process.standardError = FileHandle.standardError
         try process.run()
         output = LineReader(handle: pipe.fileHandleForReading)
+        input = inputPipe.fileHandleForWriting
+    }
+
+    /// Writes `line` and a newline to the process's standard input.
+    public func send(_ line: String) {
+        input.write(Data((line + "\n").utf8))
     }
 
     /// Sends SIGKILL, then waits for the process to end.

@@ -49,6 +49,8 @@ private final class BlockingSyncFileSystem: FileSystem, @unchecked Sendable {
         func hasLiveMappings() -> Bool { inner.hasLiveMappings() }
         func truncate(to length: Int) throws { try inner.truncate(to: length) }
         func map(length: Int) throws -> MappedRegion { try inner.map(length: length) }
+    func mapHoldingReaderLock(length: Int) throws -> MappedRegion { try inner.mapHoldingReaderLock(length: length) }
+    func isMappedByOtherProcesses() -> Bool { inner.isMappedByOtherProcesses() }
         func mapCopyOnWrite(length: Int) throws -> MappedRegion { try inner.mapCopyOnWrite(length: length) }
         func close() { inner.close() }
     }

@@ -374,19 +374,19 @@ extension Store {
     /// at once, and the commits syncing meanwhile wait behind it (10-150 ms stalls after a
     /// large rewrite, measured). Called by compaction threads, `compact()` and `close`,
     /// never by a committer: whoever truncates waits for the discards. Failures leave the
-    /// file to the next open, which deletes it. Mappings are known for this process only:
-    /// no other process may map a writable store's segments (the store's lock admits
-    /// readers only while no writer holds it).
+    /// file to the next open, which deletes it. Mappings of this process are counted; a
+    /// follower in another process holds each mapped file's reader lock
+    /// (`mapHoldingReaderLock`), and such a file waits too — until the follower lets go of
+    /// it (its next refresh), or, at `close` (`finally`), is unlinked whole: its mappings
+    /// stay valid, only a truncation would fault them.
     @discardableResult
-    func reclaimDoomedFiles() -> Bool {
+    func reclaimDoomedFiles(finally: Bool = false) -> Bool {
         // Taken from the list while looked at, so two threads never work on one file.
         let candidates: [String] = doomedFiles.withLock { list in
             defer { list.files = [] }
             return list.files
         }
         var waiting: [String] = []
-        // Readers in other processes may map them: those files are unlinked whole (their
-        // mappings stay valid), never truncated (a read past the new end would fault).
         let othersMayMap = !candidates.isEmpty && otherProcessesRead()
         for doomed in candidates {
             if let file = try? fileSystem.openFile(doomed, create: false, readOnly: false) {
@@ -395,7 +395,13 @@ extension Store {
                     waiting.append(doomed)
                     continue
                 }
-                var size = othersMayMap ? 0 : (try? file.size()) ?? 0
+                let mappedElsewhere = othersMayMap && file.isMappedByOtherProcesses()
+                if mappedElsewhere && !finally {
+                    file.close()
+                    waiting.append(doomed)
+                    continue
+                }
+                var size = mappedElsewhere ? 0 : (try? file.size()) ?? 0
                 while size > 0 {
                     size = max(0, size - Store.deletionStep)
                     do { try file.truncate(to: size) } catch { break }

@@ -292,13 +292,48 @@ final class PosixFile: StorageFile, @unchecked Sendable {
         try map(length: length, protection: PROT_READ | PROT_WRITE, flags: MAP_PRIVATE)
     }
 
-    private func map(length: Int, protection: Int32, flags: Int32) throws -> MappedRegion {
-        guard length > 0 else { return MappedRegion(base: nil, length: 0) }
+    func mapHoldingReaderLock(length: Int) throws -> MappedRegion {
+        // The lock lives on a duplicate of the descriptor (its open file description), closed
+        // when the mapping goes: this file may be closed right after mapping it.
+        let lockDescriptor = dup(fd)
+        guard lockDescriptor >= 0 else { throw StoreError.fromErrno(errno, op: "dup", path: path) }
+        var locked = false
+        defer { if !locked { closeDescriptor(lockDescriptor) } }
+        guard flock(lockDescriptor, LOCK_SH | LOCK_NB) == 0 else {
+            // The writer holds it exclusively: it is deleting the file.
+            throw StoreError.io(op: "open", path: path, errno: ENOENT)
+        }
+        // Locked, and still the file of that name: the writer renames a file aside before it
+        // looks for readers' locks, so from here on it sees ours.
+        var mine = stat(), named = stat()
+        guard fstat(fd, &mine) == 0, stat(path, &named) == 0, mine.st_dev == named.st_dev, mine.st_ino == named.st_ino else {
+            throw StoreError.io(op: "open", path: path, errno: ENOENT)
+        }
+        locked = true
+        return try map(length: length, protection: PROT_READ, flags: MAP_SHARED) { closeDescriptor(lockDescriptor) }
+    }
+
+    func isMappedByOtherProcesses() -> Bool {
+        // A new open file description: this process's own locks (none on a writer's files)
+        // are not its.
+        let probe = open(path, O_RDONLY | O_CLOEXEC)
+        guard probe >= 0 else { return false }
+        defer { closeDescriptor(probe) }
+        return flock(probe, LOCK_EX | LOCK_NB) != 0
+    }
+
+    private func map(length: Int, protection: Int32, flags: Int32, unmapped: (@Sendable () -> Void)? = nil) throws -> MappedRegion {
+        guard length > 0 else {
+            unmapped?()
+            return MappedRegion(base: nil, length: 0)
+        }
         let pointer = mmap(nil, length, protection, flags, fd, 0)
         guard let pointer, pointer != MAP_FAILED else {
-            throw StoreError.fromErrno(errno, op: "mmap", path: path)
+            let error = StoreError.fromErrno(errno, op: "mmap", path: path)
+            unmapped?()
+            throw error
         }
-        guard let identity = identity() else { return MappedRegion(base: UnsafeRawPointer(pointer), length: length) }
+        guard let identity = identity() else { return MappedRegion(base: UnsafeRawPointer(pointer), length: length, unmapped: unmapped) }
         // Counted, not held weakly: a weak reference would move every region's reference
         // count to a side table, slowing each read's retain and release of its mapping.
         PosixFile.mappings.withLock { $0[identity, default: 0] += 1 }
@@ -307,6 +342,7 @@ final class PosixFile: StorageFile, @unchecked Sendable {
                 table[identity, default: 1] -= 1
                 if table[identity] == 0 { table[identity] = nil }
             }
+            unmapped?()
         }
     }
 

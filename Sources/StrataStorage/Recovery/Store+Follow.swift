@@ -85,6 +85,9 @@ extension Store {
             followedFile?.close()
             followedFile = tail.file
         }
+        // (The writer's fields too: they would otherwise keep the segments of the open mapped.)
+        writerDirectory = tail.directory
+        writerSpace = tail.space
         let published = PublishedState(directory: tail.directory, space: tail.space)
         publishedLock.withLock { $0 = published }
         // (A roll moves the beacon to the next segment without a commit.)
@@ -117,6 +120,8 @@ extension Store {
         followed = recovered.followed
         followedFile?.close()
         followedFile = recovered.followedFile
+        writerDirectory = recovered.directory
+        writerSpace = recovered.space
         let published = PublishedState(directory: recovered.directory, space: recovered.space)
         publishedLock.withLock { $0 = published }
         return recovered.directory.sequence != before
@@ -226,7 +231,11 @@ private struct LogTail {
                 throw StoreError.corrupted(segment: name, offset: size,
                                            reason: "segment is shorter than the \(end) bytes its writer published as durable")
             }
-            activeRegion = try file.map(length: Store.activeMappingLength(forSize: end, segmentSize: store.options.segmentSize))
+            do {
+                activeRegion = try file.mapHoldingReaderLock(length: Store.activeMappingLength(forSize: end, segmentSize: store.options.segmentSize))
+            } catch StoreError.io(_, _, ENOENT) {
+                throw Unwalkable(reason: "segment \(name) is being deleted")
+            }
         }
         if isNew {
             let header = activeRegion.bytes(at: 0, count: min(end, store.dataStart), limit: end) ?? UnsafeRawBufferPointer(start: nil, count: 0)

@@ -489,7 +489,9 @@ private struct Recovery {
                 segment: segmentName(number), offset: min(size, sealedLength),
                 reason: "segment is \(size) bytes but was sealed at \(sealedLength) bytes, as MANIFEST records (truncated, replaced by another copy, or appended to)")
         }
-        let region = try file.map(length: size)
+        // Beside a writer, each mapping holds the file's reader lock: the writer then never
+        // truncates it after a compaction retires it (see PosixFile.mapHoldingReaderLock).
+        let region = following != nil ? try file.mapHoldingReaderLock(length: size) : try file.map(length: size)
         let bytes = region.bytes(at: 0, count: size, limit: size) ?? UnsafeRawBufferPointer(start: nil, count: 0)
         switch SegmentHeader.read(file: bytes, number: number, cipher: cipher) {
         case .success(let (info, fileCipher)):
@@ -635,8 +637,9 @@ private struct Recovery {
     private mutating func recoverActive(_ segment: FoundSegment) throws -> RecoveredActive {
         let file = try fs.openFile(path + "/" + segmentName(segment.number), create: false, readOnly: !writable)
         do {
+            let length = Store.activeMappingLength(forSize: segment.size, segmentSize: options.segmentSize)
             var active = RecoveredActive(
-                file: file, region: try file.map(length: Store.activeMappingLength(forSize: segment.size, segmentSize: options.segmentSize)),
+                file: file, region: following != nil ? try file.mapHoldingReaderLock(length: length) : try file.map(length: length),
                 size: segment.size, originalSize: segment.size, validLength: 0, cipher: segment.cipher,
                 hint: ActiveHint(limit: writable ? Store.activeHintLimit(segmentSize: options.segmentSize) : 0),
                 space: SegmentSpace(diskBytes: segment.size, sealed: false))

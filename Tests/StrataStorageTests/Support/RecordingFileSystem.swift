@@ -201,6 +201,8 @@ final class RecordingFile: StorageFile, @unchecked Sendable {
     }
 
     func map(length: Int) throws -> MappedRegion { try inner.map(length: length) }
+    func mapHoldingReaderLock(length: Int) throws -> MappedRegion { try inner.mapHoldingReaderLock(length: length) }
+    func isMappedByOtherProcesses() -> Bool { inner.isMappedByOtherProcesses() }
     func mapCopyOnWrite(length: Int) throws -> MappedRegion { try inner.mapCopyOnWrite(length: length) }
     func close() { inner.close() }
 }
