@@ -18,6 +18,46 @@ final class DamagedReadTests: RealmTestCase {
     /// A link held in an AnyRealmValue names its target's table number, read from the row:
     /// a number no type has (the largest, which would overflow the table arithmetic) reads
     /// as `.none`, as a deleted target does.
+    /// A read-only realm beside a writer whose newly published log does not read back (a
+    /// flipped byte in the writer's last commit) stays where it was, reports the damage in
+    /// `readErrors` instead of trapping or swallowing it, and still reads what it had.
+    func testARefreshThatCannotReadTheWritersLogIsReportedAndLosesNothing() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strata-tail-damage-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var config = Realm.Configuration(directory: directory)
+        config.objectTypes = [MixedHolder.self]
+        do {
+            let realm = try Realm(configuration: config)
+            try realm.write { try realm.add(MixedHolder(value: ["id": 1])) }
+            realm.invalidate()
+        }
+        let writer = try Store(directory: directory)
+        defer { try? writer.close() }
+        var readConfig = config
+        readConfig.readOnly = true
+        let realm = try Realm(configuration: readConfig)
+        defer { realm.invalidate() }
+        XCTAssertTrue(realm.store.isFollowingAWriter)
+        // Refreshed here only (the watch thread would read the commit before it is damaged).
+        realm.store.writerWatch.withLock { watch in
+            watch?.stop()
+            watch = nil
+        }
+        let segments = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".seg") }.sorted()
+        let active = directory.appendingPathComponent(try XCTUnwrap(segments.last)).path
+        let end = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: active)[.size] as? Int)
+        try writer.write { try $0.put(table: 9_999, key: Array("k".utf8), value: [UInt8](repeating: 7, count: 100)) }
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: active))
+        try handle.seek(toOffset: UInt64(end + 60))
+        try handle.write(contentsOf: [0xEE])
+        try handle.close()
+        XCTAssertFalse(realm.refresh())
+        guard case .storage(.corrupted)? = realm.readErrors.first else {
+            return XCTFail("the damage is reported: \(realm.readErrors)")
+        }
+        XCTAssertEqual(realm.objects(MixedHolder.self).count, 1, "what the realm read stays readable")
+    }
+
     func testAMixedLinkToATableNumberNoTypeHasReadsAsNone() throws {
         let realm = try openRealm(types: [MixedHolder.self])
         try realm.write { try realm.add({ let h = MixedHolder(); h.id = 1; h.value = .int(3); return h }()) }

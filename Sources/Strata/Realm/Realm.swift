@@ -224,7 +224,9 @@ public final class Realm {
     /// A read that cannot throw treats such an object as absent — `object(ofType:…)` gives
     /// nil, results skip it — or, for an object already in hand, reads its properties'
     /// zero values; throwing reads (`value(forProperty:)`) throw
-    /// ``RealmError/damagedObject(type:key:reason:)``. Nothing traps.
+    /// ``RealmError/damagedObject(type:key:reason:)``. Nothing traps. A read-only realm
+    /// beside a writer in another process whose ``refresh()`` could not read the writer's
+    /// log records ``RealmError/storage(_:)`` here and stays where it was.
     public var readErrors: [RealmError] { damage }
     private var damage: [RealmError] = []
 
@@ -232,9 +234,13 @@ public final class Realm {
     func noteDamage(table: UInt32, key: [UInt8], _ error: any Swift.Error) {
         let type = typesByTable[table]?.className ?? "table \(table)"
         let name = PrimaryKeyValue(keyBytes: key)?.description ?? key.map { String(format: "%02x", $0) }.joined()
-        let damaged = RealmError.damagedObject(type: type, key: name, reason: "\(error)")
-        guard damage.count < 100, !damage.contains(damaged) else { return }
-        damage.append(damaged)
+        noteReadError(RealmError.damagedObject(type: type, key: name, reason: "\(error)"))
+    }
+
+    /// Records a read that failed where no error can be thrown (once per error).
+    private func noteReadError(_ error: RealmError) {
+        guard damage.count < 100, !damage.contains(error) else { return }
+        damage.append(error)
     }
 
     /// Whether `key` exists now (pending writes included).
@@ -321,9 +327,16 @@ public final class Realm {
             fallBackIfStoreFailed()
             return snapshot.sequence != before
         }
-        // Beside a writer in another process: read what it has made durable since. (A log
-        // that does not read leaves the realm where it is; the next refresh tries again.)
-        if shared.store.isFollowingAWriter { _ = try? shared.store.refresh() }
+        // Beside a writer in another process: read what it has made durable since. A log
+        // that does not read leaves the realm where it is (the next refresh tries again) and
+        // is reported in `readErrors`.
+        if shared.store.isFollowingAWriter {
+            do {
+                try shared.store.refresh()
+            } catch {
+                noteReadError((error as? StoreError).map(RealmError.storage) ?? .storage(.io(op: "refresh", path: shared.store.directory.path, errno: EIO)))
+            }
+        }
         return advance()
     }
 
