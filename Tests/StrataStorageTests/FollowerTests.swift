@@ -38,6 +38,67 @@ final class FollowerTests: XCTestCase {
         try refreshAlong(flags: ["compact"], pause: 0.05)
     }
 
+    /// A follower outlives its writer: the writer is SIGKILLed mid-write and a new writer
+    /// process opens the store (recovering the torn tail after the last durable commit) and
+    /// goes on. The follower, refreshed all along, holds exactly the state of one commit
+    /// after each refresh, never goes back, and reads on past the new writer's commits.
+    func testAFollowerOutlivesAWriterKilledAndRestarted() throws {
+        let dir = TemporaryDirectory("follow-restart")
+        func startWriter() throws -> (ChildProcess, Locked<UInt64>, Thread) {
+            let child = try ChildProcess(executable: KillTests.helperPath, arguments: [dir.path, "full", "4096"])
+            guard let ready = child.output.nextLine(), ready.hasPrefix("ready") else {
+                child.terminate()
+                throw XCTSkip("helper did not start; is \(KillTests.helperPath) built?")
+            }
+            let acknowledged = Locked<UInt64>(0)
+            nonisolated(unsafe) let output = child.output   // read by the drainer alone
+            let drainer = Thread {
+                while let line = output.nextLine() {
+                    if line.hasPrefix("ack "), let sequence = UInt64(line.dropFirst(4)) { acknowledged.withLock { $0 = max($0, sequence) } }
+                }
+            }
+            drainer.start()
+            return (child, acknowledged, drainer)
+        }
+        var (child, acknowledged, drainer) = try startWriter()
+        while acknowledged.withLock({ $0 }) < 3 { usleep(1_000) }
+        var options = StoreOptions()
+        options.readOnly = true
+        let store = try Store(directory: dir.url, options: options)
+        defer { try? store.close() }
+        XCTAssertTrue(store.isFollowingAWriter)
+        var seen = store.lastSequence, refreshes = 0
+        func follow(for seconds: Double, writer acknowledged: Locked<UInt64>?) throws {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                let before = acknowledged?.withLock { $0 } ?? 0
+                try store.refresh()
+                refreshes += 1
+                let sequence = store.lastSequence
+                XCTAssertGreaterThanOrEqual(sequence, seen, "refresh \(refreshes) went back")
+                XCTAssertGreaterThanOrEqual(sequence, before, "refresh \(refreshes): an acknowledged commit was not read")
+                if sequence != seen {
+                    assertSame(try contents(of: store.snapshot()), KillWorkload.model(upTo: sequence), "refresh \(refreshes): not exactly commit \(sequence)")
+                    seen = sequence
+                }
+                usleep(2_000)
+            }
+        }
+        try follow(for: 0.5, writer: acknowledged)
+        child.killAndWait()
+        while !drainer.isFinished { usleep(1_000) }
+        let beforeRestart = seen
+        try follow(for: 0.1, writer: nil)   // the writer is gone: its last published state stays
+        (child, acknowledged, drainer) = try startWriter()
+        defer {
+            child.killAndWait()
+            while !drainer.isFinished { usleep(1_000) }
+        }
+        try follow(for: 0.5 * Double(TestEnvironment.fuzzScale), writer: acknowledged)
+        XCTAssertGreaterThan(seen, beforeRestart, "the follower read the new writer's commits")
+        print("follower across a writer's SIGKILL and restart: \(refreshes) refreshes, commit \(beforeRestart) at the kill, \(seen) at the end")
+    }
+
     /// The segments a compaction retires while a follower in another process maps them are
     /// kept whole (a truncation would fault its reads: SIGBUS), and deleted a few megabytes at
     /// a time once it let go of them (its refresh reopens at the state it read). The
