@@ -38,6 +38,26 @@ final class FollowerTests: XCTestCase {
         try refreshAlong(flags: ["compact"], pause: 0.05)
     }
 
+    /// A writer closes (removing HEAD) before its follower refreshed: the follower still reads
+    /// its last commits, up to where the clean-shutdown marker says the log ends.
+    func testAFollowerReadsTheLastCommitsOfAWriterThatClosed() throws {
+        let dir = TemporaryDirectory("follow-closed")
+        let writer = try Store(directory: dir.url)
+        try writer.write { try $0.put(table: 1, key: bytes("k0"), value: bytes("v0")) }
+        var options = StoreOptions()
+        options.readOnly = true
+        let follower = try Store(directory: dir.url, options: options)
+        defer { try? follower.close() }
+        XCTAssertTrue(follower.isFollowingAWriter)
+        for n in 1 ... 5 { try writer.write { try $0.put(table: 1, key: bytes("k\(n)"), value: bytes("v\(n)")) } }
+        let last = writer.lastSequence
+        try writer.close()
+        XCTAssertTrue(try follower.refresh(), "the closed writer's last commits were read")
+        XCTAssertEqual(follower.lastSequence, last)
+        XCTAssertEqual(try follower.snapshot().get(table: 1, key: bytes("k5")), bytes("v5"))
+        XCTAssertFalse(try follower.refresh())
+    }
+
     /// A follower outlives its writer: the writer is SIGKILLed mid-write and a new writer
     /// process opens the store (recovering the torn tail after the last durable commit) and
     /// goes on. The follower, refreshed all along, holds exactly the state of one commit

@@ -59,9 +59,8 @@ extension Store {
         try acquireGate()
         defer { releaseGate() }
         guard !syncMonitor.withLock({ closed }) else { throw StoreError.closed }
-        // No HEAD: the writer is closing or gone; what it last published was read, or is
-        // read by the next writer's first publication (it continues the same log).
-        guard let target = Beacon.read(path: path, fileSystem: fileSystem), let from = followed, target != from else { return false }
+        guard let from = followed, let target = Beacon.read(path: path, fileSystem: fileSystem) ?? closedWriterState(),
+              target != from else { return false }
         let state = publishedLock.withLock { $0 }
         var tail = LogTail(store: self, directory: state.directory, space: state.space)
         do {
@@ -98,6 +97,16 @@ extension Store {
             return try reopenFollowing(at: target) || advanced
         }
         return advanced
+    }
+
+    /// No `HEAD`: the writer closed (it removes `HEAD` last, after the clean-shutdown marker
+    /// that names where its log ends, all of it synced), or a writer is opening (it removes
+    /// the marker before it writes `HEAD`: then nothing, and the next refresh reads its
+    /// `HEAD`). A writer that crashed leaves its `HEAD`.
+    private func closedWriterState() -> Beacon.State? {
+        let marker = try? Store.readMarker(path: path, names: [CleanShutdown.fileName], cipher: storeCipher, fileSystem: fileSystem)
+        guard let marker = marker ?? nil else { return nil }
+        return Beacon.State(segment: marker.segmentID, end: marker.segmentLength, sequence: marker.lastSequence)
     }
 
     /// Opens the store again beside the writer (bounded recovery, as the first open), at

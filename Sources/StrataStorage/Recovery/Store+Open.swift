@@ -193,7 +193,7 @@ extension Store {
         return numbers.filter { manifest.entries[$0] != nil }
     }
 
-    fileprivate static func readMarker(path: String, names: [String], cipher: StoreCipher?, fileSystem fs: any FileSystem) throws -> CleanShutdown.Marker? {
+    static func readMarker(path: String, names: [String], cipher: StoreCipher?, fileSystem fs: any FileSystem) throws -> CleanShutdown.Marker? {
         guard names.contains(CleanShutdown.fileName) else { return nil }
         let file = try fs.openFile(path + "/" + CleanShutdown.fileName, create: false, readOnly: true)
         let bytes = try file.readAll()

@@ -3,8 +3,9 @@
 //
 // Why a thread woken by the kernel: the writer rewrites `HEAD` after every sync, so a
 // change of that file is exactly "something new is durable". On Linux, inotify on the
-// store's directory wakes the thread when `HEAD` is written or created (a new writer makes
-// a new file); elsewhere, or if inotify is unavailable, the thread polls every
+// store's directory wakes the thread when `HEAD` is written, created (a new writer makes a
+// new file) or removed (the writer closed: its last commits are read up to where its
+// clean-shutdown marker says the log ends); elsewhere, or if inotify is unavailable, the thread polls every
 // `pollInterval`. Either way it also refreshes every `pollInterval` at the latest, so a
 // missed event costs latency, never a stale follower. Close wakes it through a pipe.
 
@@ -28,7 +29,7 @@ final class WriterWatch: @unchecked Sendable {
         #if os(Linux)
         watchDescriptor = inotify_init1(Int32(IN_CLOEXEC))
         if watchDescriptor >= 0,
-           inotify_add_watch(watchDescriptor, path, UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE)) < 0 {
+           inotify_add_watch(watchDescriptor, path, UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE)) < 0 {
             close(watchDescriptor)
             watchDescriptor = -1
         }
