@@ -302,6 +302,11 @@ public final class Store: @unchecked Sendable {
             beacon = nil
         } else {
             do {
+                // `READERS` exists for followers that may not create files here (another
+                // user's): they lock it, and lock bytes of it for the segments they map.
+                if !fs.fileExists(path + "/" + Beacon.readersFileName) {
+                    try fs.openFile(path + "/" + Beacon.readersFileName, create: true, readOnly: false).close()
+                }
                 beacon = try Beacon(path: path, fileSystem: fs, state: Beacon.State(
                     segment: recovered.activeID, end: recovered.activeSize, sequence: recovered.directory.sequence))
             } catch {

@@ -51,9 +51,10 @@ final class EncryptionTests: XCTestCase {
         return try Store(directory: dir.url, options: opts)
     }
 
+    /// Every sealed file of the store (not the empty lock files `LOCK` and `READERS`).
     private func files(_ dir: TemporaryDirectory) throws -> [String: Data] {
         var files: [String: Data] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: dir.path) where name != "LOCK" {
+        for name in try FileManager.default.contentsOfDirectory(atPath: dir.path) where name != "LOCK" && name != Beacon.readersFileName {
             files[name] = try Data(contentsOf: dir.url.appendingPathComponent(name))
         }
         return files

@@ -375,7 +375,7 @@ extension Store {
     /// large rewrite, measured). Called by compaction threads, `compact()` and `close`,
     /// never by a committer: whoever truncates waits for the discards. Failures leave the
     /// file to the next open, which deletes it. Mappings of this process are counted; a
-    /// follower in another process holds each mapped file's reader lock
+    /// follower in another process holds each mapped file's slot in the reader table
     /// (`mapHoldingReaderLock`), and such a file waits too — until the follower lets go of
     /// it (its next refresh), or, at `close` (`finally`), is unlinked whole: its mappings
     /// stay valid, only a truncation would fault them.

@@ -25,15 +25,16 @@ protocol StorageFile: AnyObject, Sendable {
     /// Maps `length` bytes from the start of the file, shared and read-only. The mapping
     /// may extend past the end of the file; only bytes inside the file may be read.
     func map(length: Int) throws -> MappedRegion
-    /// Maps like ``map(length:)`` for a reader in another process than the store's writer
-    /// (a follower), and holds a shared lock on the file for as long as the mapping lives,
-    /// so that the writer, deleting the file after a compaction, never truncates it under
-    /// the mapping (``isMappedByOtherProcesses()``). Throws `io` with `ENOENT` when the file
-    /// is no longer the one its name names (renamed aside to be deleted) or the writer holds
-    /// it to delete it.
+    /// Maps a segment file like ``map(length:)`` for a reader in another process than the
+    /// store's writer (a follower), holding the segment's slot in the reader table (a byte
+    /// of `READERS`, `ReaderTable`) for as long as the mapping lives, so that the writer,
+    /// deleting the file after a compaction, never truncates it under the mapping
+    /// (``isMappedByOtherProcesses()``). Throws `io` with `ENOENT` when the file is no
+    /// longer the one its name names (renamed aside to be deleted).
     func mapHoldingReaderLock(length: Int) throws -> MappedRegion
-    /// Whether another process maps the file through ``mapHoldingReaderLock(length:)`` (it
-    /// holds the file's shared lock): the file may then be unlinked, never truncated.
+    /// Whether another process holds this segment file's slot in the reader table (maps it
+    /// through ``mapHoldingReaderLock(length:)``): the file may then be unlinked, never
+    /// truncated.
     func isMappedByOtherProcesses() -> Bool
     /// Maps `length` bytes from the start of the file privately and writable: a write
     /// changes this process's copy of the page only, never the file (an index image page

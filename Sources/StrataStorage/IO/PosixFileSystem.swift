@@ -293,33 +293,23 @@ final class PosixFile: StorageFile, @unchecked Sendable {
     }
 
     func mapHoldingReaderLock(length: Int) throws -> MappedRegion {
-        // The lock lives on a duplicate of the descriptor (its open file description), closed
-        // when the mapping goes: this file may be closed right after mapping it.
-        let lockDescriptor = dup(fd)
-        guard lockDescriptor >= 0 else { throw StoreError.fromErrno(errno, op: "dup", path: path) }
-        var locked = false
-        defer { if !locked { closeDescriptor(lockDescriptor) } }
-        guard flock(lockDescriptor, LOCK_SH | LOCK_NB) == 0 else {
-            // The writer holds it exclusively: it is deleting the file.
-            throw StoreError.io(op: "open", path: path, errno: ENOENT)
-        }
-        // Locked, and still the file of that name: the writer renames a file aside before it
-        // looks for readers' locks, so from here on it sees ours.
+        guard let slot = ReaderTable.slot(of: path) else { return try map(length: length) }
+        try ReaderTable.take(slot)
+        var held = true
+        defer { if held { ReaderTable.release(slot) } }
+        // The slot held, and still the file of that name: the writer renames a file aside
+        // before it looks at the slots, so from here on it sees ours.
         var mine = stat(), named = stat()
         guard fstat(fd, &mine) == 0, stat(path, &named) == 0, mine.st_dev == named.st_dev, mine.st_ino == named.st_ino else {
             throw StoreError.io(op: "open", path: path, errno: ENOENT)
         }
-        locked = true
-        return try map(length: length, protection: PROT_READ, flags: MAP_SHARED) { closeDescriptor(lockDescriptor) }
+        held = false
+        return try map(length: length, protection: PROT_READ, flags: MAP_SHARED) { ReaderTable.release(slot) }
     }
 
     func isMappedByOtherProcesses() -> Bool {
-        // A new open file description: this process's own locks (none on a writer's files)
-        // are not its.
-        let probe = open(path, O_RDONLY | O_CLOEXEC)
-        guard probe >= 0 else { return false }
-        defer { closeDescriptor(probe) }
-        return flock(probe, LOCK_EX | LOCK_NB) != 0
+        guard let slot = ReaderTable.slot(of: path) else { return false }
+        return ReaderTable.isHeldElsewhere(slot)
     }
 
     private func map(length: Int, protection: Int32, flags: Int32, unmapped: (@Sendable () -> Void)? = nil) throws -> MappedRegion {
@@ -369,5 +359,102 @@ final class PosixFile: StorageFile, @unchecked Sendable {
     /// Closes the descriptor (once; also done at deinit).
     func close() {
         if closed.setOnce() { closeDescriptor(fd) }
+    }
+}
+
+/// The readers of a store's segment files in other processes than its writer's (followers),
+/// as LMDB keeps a reader table, with the kernel's lock table as the table: a follower holds
+/// a shared open-file-description lock on byte *n* of the store's `READERS` file for as long
+/// as it maps segment *n* (one descriptor per store and process, however many segments),
+/// and the writer, before it truncates a retired segment, asks whether anyone holds that
+/// byte. A process that dies lets go of its bytes with it. Segment numbers are never reused,
+/// so a byte names one file for the store's life. Linux only (OFD locks); elsewhere no
+/// slot is taken and nothing is reported held.
+enum ReaderTable {
+    struct Slot: Hashable {
+        let readers: String
+        let number: UInt32
+    }
+
+    /// The slot of the segment file at `path` (its own name, or the name it had before it
+    /// was renamed aside to be deleted), or nil for a file that is no segment.
+    static func slot(of path: String) -> Slot? {
+        #if os(Linux)
+        let name = path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...]
+        let segment = name.range(of: ".seg").map { String(name[..<$0.upperBound]) } ?? ""
+        guard let number = Store.parseSegmentName(segment) else { return nil }
+        return Slot(readers: parentDirectory(of: path) + "/" + Beacon.readersFileName, number: number)
+        #else
+        return nil
+        #endif
+    }
+
+    /// Per `READERS` file: this process's descriptor and how many mappings hold each byte.
+    private static let held = Locked<[String: (descriptor: Int32, counts: [UInt32: Int])]>([:])
+
+    // Linux's F_OFD_GETLK / F_OFD_SETLK (not exported by the C module).
+    private static let getLock: Int32 = 36
+    private static let setLock: Int32 = 37
+
+    private static func range(_ number: UInt32, _ type: Int32) -> flock {
+        var lock = flock()
+        lock.l_type = Int16(type)
+        lock.l_whence = Int16(SEEK_SET)
+        lock.l_start = off_t(number)
+        lock.l_len = 1
+        return lock
+    }
+
+    /// Holds `slot` for one more mapping. Throws `io` if `READERS` cannot be opened.
+    static func take(_ slot: Slot) throws {
+        try held.withLock { table in
+            var entry = table[slot.readers]
+            if entry == nil {
+                let descriptor = open(slot.readers, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+                guard descriptor >= 0 else { throw StoreError.fromErrno(errno, op: "open", path: slot.readers) }
+                entry = (descriptor, [:])
+            }
+            if entry!.counts[slot.number, default: 0] == 0 {
+                var lock = range(slot.number, Int32(F_RDLCK))
+                guard fcntl(entry!.descriptor, setLock, &lock) == 0 else {
+                    let code = errno
+                    if entry!.counts.isEmpty { closeDescriptor(entry!.descriptor) } else { table[slot.readers] = entry }
+                    throw StoreError.fromErrno(code, op: "fcntl(F_OFD_SETLK)", path: slot.readers)
+                }
+            }
+            entry!.counts[slot.number, default: 0] += 1
+            table[slot.readers] = entry
+        }
+    }
+
+    /// Lets go of `slot` for one mapping (the byte is unlocked with the last).
+    static func release(_ slot: Slot) {
+        held.withLock { table in
+            guard var entry = table[slot.readers], let count = entry.counts[slot.number] else { return }
+            if count > 1 {
+                entry.counts[slot.number] = count - 1
+                table[slot.readers] = entry
+                return
+            }
+            entry.counts[slot.number] = nil
+            var lock = range(slot.number, Int32(F_UNLCK))
+            _ = fcntl(entry.descriptor, setLock, &lock)
+            if entry.counts.isEmpty {
+                closeDescriptor(entry.descriptor)
+                table[slot.readers] = nil
+            } else {
+                table[slot.readers] = entry
+            }
+        }
+    }
+
+    /// Whether another open file description (another process) holds `slot`.
+    static func isHeldElsewhere(_ slot: Slot) -> Bool {
+        let probe = open(slot.readers, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard probe >= 0 else { return false }   // no READERS: no follower ever came
+        defer { closeDescriptor(probe) }
+        var lock = range(slot.number, Int32(F_WRLCK))
+        guard fcntl(probe, getLock, &lock) == 0 else { return true }   // unknown: keep the file whole
+        return lock.l_type != Int16(F_UNLCK)
     }
 }
