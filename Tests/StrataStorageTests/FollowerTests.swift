@@ -58,6 +58,30 @@ final class FollowerTests: XCTestCase {
         XCTAssertFalse(try follower.refresh())
     }
 
+    /// A `HEAD` that publishes an end past the segment file's (damage with a valid checksum,
+    /// or a file cut short) is an error that names the segment and where it ends — never a
+    /// read past the end of the follower's mapping, which would be SIGBUS — and the
+    /// follower keeps the state it had.
+    func testAPublishedEndPastTheFileIsCorruptedNotARead() throws {
+        let dir = TemporaryDirectory("follow-past-end")
+        let writer = try Store(directory: dir.url)
+        defer { try? writer.close() }
+        try writer.write { try $0.put(table: 1, key: bytes("k"), value: bytes("v")) }
+        var options = StoreOptions()
+        options.readOnly = true
+        let follower = try Store(directory: dir.url, options: options)
+        defer { try? follower.close() }
+        let published = try XCTUnwrap(Beacon.read(path: dir.path, fileSystem: PosixFileSystem()))
+        let forged = Beacon.State(segment: published.segment, end: published.end + (4 << 20), sequence: published.sequence + 1)
+        try Data(Beacon.encode(forged)).write(to: dir.url.appendingPathComponent(Beacon.fileName))
+        XCTAssertThrowsError(try follower.refresh()) { error in
+            guard case StoreError.corrupted(let segment, _, let reason) = error, segment == segmentName(published.segment),
+                  reason.contains("shorter than") else { return XCTFail("\(error)") }
+        }
+        XCTAssertEqual(follower.lastSequence, published.sequence)
+        XCTAssertEqual(try follower.snapshot().get(table: 1, key: bytes("k")), bytes("v"))
+    }
+
     /// A follower outlives its writer: the writer is SIGKILLed mid-write and a new writer
     /// process opens the store (recovering the torn tail after the last durable commit) and
     /// goes on. The follower, refreshed all along, holds exactly the state of one commit

@@ -408,21 +408,23 @@ enum ReaderTable {
     /// Holds `slot` for one more mapping. Throws `io` if `READERS` cannot be opened.
     static func take(_ slot: Slot) throws {
         try held.withLock { table in
-            var entry = table[slot.readers]
-            if entry == nil {
+            var entry: (descriptor: Int32, counts: [UInt32: Int])
+            if let existing = table[slot.readers] {
+                entry = existing
+            } else {
                 let descriptor = open(slot.readers, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
                 guard descriptor >= 0 else { throw StoreError.fromErrno(errno, op: "open", path: slot.readers) }
                 entry = (descriptor, [:])
             }
-            if entry!.counts[slot.number, default: 0] == 0 {
+            if entry.counts[slot.number, default: 0] == 0 {
                 var lock = range(slot.number, Int32(F_RDLCK))
-                guard fcntl(entry!.descriptor, setLock, &lock) == 0 else {
+                guard fcntl(entry.descriptor, setLock, &lock) == 0 else {
                     let code = errno
-                    if entry!.counts.isEmpty { closeDescriptor(entry!.descriptor) } else { table[slot.readers] = entry }
+                    if entry.counts.isEmpty { closeDescriptor(entry.descriptor) }   // (not in the table yet)
                     throw StoreError.fromErrno(code, op: "fcntl(F_OFD_SETLK)", path: slot.readers)
                 }
             }
-            entry!.counts[slot.number, default: 0] += 1
+            entry.counts[slot.number, default: 0] += 1
             table[slot.readers] = entry
         }
     }

@@ -74,21 +74,8 @@ extension Store {
             throw error
         }
         for (sequence, commit) in tail.commits { commitObserver?(sequence, commit) }
-        activeID = tail.activeID
-        activeRegion = tail.activeRegion
-        activeSize = target.end
-        activeWriter = RecordWriter(cipher: tail.activeCipher)
-        lastAppendedSequence = tail.directory.sequence
-        followed = target
-        if tail.file !== followedFile {
-            followedFile?.close()
-            followedFile = tail.file
-        }
-        // (The writer's fields too: they would otherwise keep the segments of the open mapped.)
-        writerDirectory = tail.directory
-        writerSpace = tail.space
-        let published = PublishedState(directory: tail.directory, space: tail.space)
-        publishedLock.withLock { $0 = published }
+        adopt(target, directory: tail.directory, space: tail.space, activeID: tail.activeID, activeRegion: tail.activeRegion,
+              activeSize: target.end, activeCipher: tail.activeCipher, file: tail.file)
         // (A roll moves the beacon to the next segment without a commit.)
         let advanced = tail.directory.sequence != state.directory.sequence
         if tail.mapsRetiredSegments {
@@ -121,19 +108,31 @@ extension Store {
         }
         let before = lastAppendedSequence
         if recovered.directory.sequence != before { commitObserver?(recovered.directory.sequence, nil) }
-        activeID = recovered.activeID
-        activeRegion = recovered.activeRegion
-        activeSize = recovered.activeSize
-        activeWriter = RecordWriter(cipher: recovered.activeCipher)
-        lastAppendedSequence = recovered.directory.sequence
-        followed = recovered.followed
-        followedFile?.close()
-        followedFile = recovered.followedFile
-        writerDirectory = recovered.directory
-        writerSpace = recovered.space
-        let published = PublishedState(directory: recovered.directory, space: recovered.space)
-        publishedLock.withLock { $0 = published }
+        adopt(recovered.followed, directory: recovered.directory, space: recovered.space, activeID: recovered.activeID,
+              activeRegion: recovered.activeRegion, activeSize: recovered.activeSize, activeCipher: recovered.activeCipher,
+              file: recovered.followedFile)
         return recovered.directory.sequence != before
+    }
+
+    /// Makes `directory` what this follower reads, at the writer's `state`: published to
+    /// readers, and the writer-side fields set to match (left behind, they would keep the
+    /// segments of an older state mapped, and so on disk). Gate held.
+    private func adopt(_ state: Beacon.State?, directory: KeyDirectory, space: [UInt32: SegmentSpace], activeID: UInt32,
+                       activeRegion: MappedRegion, activeSize: Int, activeCipher: FileCipher?, file: (any StorageFile)?) {
+        self.activeID = activeID
+        self.activeRegion = activeRegion
+        self.activeSize = activeSize
+        activeWriter = RecordWriter(cipher: activeCipher)
+        lastAppendedSequence = directory.sequence
+        followed = state
+        if file !== followedFile {
+            followedFile?.close()
+            followedFile = file
+        }
+        writerDirectory = directory
+        writerSpace = space
+        let published = PublishedState(directory: directory, space: space)
+        publishedLock.withLock { $0 = published }
     }
 }
 
@@ -233,13 +232,15 @@ private struct LogTail {
             closeNewFile()
             file = opened
         }
+        // Every time, not only when mapping: a published end past the file's (a damaged
+        // `HEAD` or marker) must be an error, never a read past the end of a mapping (SIGBUS).
+        guard let file else { throw Unwalkable(reason: "segment \(name) is not open") }
+        let size = try file.size()
+        guard size >= end else {
+            throw StoreError.corrupted(segment: name, offset: size,
+                                       reason: "segment is shorter than the \(end) bytes its writer published as durable")
+        }
         if isNew || activeRegion.length < end {
-            guard let file else { throw Unwalkable(reason: "segment \(name) is not open") }
-            let size = try file.size()
-            guard size >= end else {
-                throw StoreError.corrupted(segment: name, offset: size,
-                                           reason: "segment is shorter than the \(end) bytes its writer published as durable")
-            }
             do {
                 activeRegion = try file.mapHoldingReaderLock(length: Store.activeMappingLength(forSize: end, segmentSize: store.options.segmentSize))
             } catch StoreError.io(_, _, ENOENT) {

@@ -62,7 +62,9 @@ final class WriterWatch: @unchecked Sendable {
     }
 
     private func run(pollInterval: Double, refresh: @Sendable () -> Void) {
-        let timeout = Int32(max(1, min(60_000, pollInterval * 1000)))
+        // (Caller's value: anything not a number of seconds means the default.)
+        let seconds = pollInterval.isFinite && pollInterval > 0 ? pollInterval : 0.5
+        let timeout = Int32(max(1, min(60_000, seconds * 1000)))
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !stopped.withLock({ $0 }) {
             if watchDescriptor >= 0 {
