@@ -77,4 +77,45 @@ final class QueryEquivalenceTests: RealmTestCase {
             assertNoNeighboursReversed(sorted, by: sort, "sort \(number) (\(values.prefix(3)))")
         }
     }
+
+    /// Each `#Predicate` node kind the compiler translates reaches the query IR (a column
+    /// scan outside a write), and a key path whose root is a value rather than the
+    /// predicate's object is not taken for a property: it falls back to evaluating the
+    /// predicate, with the same answer.
+    func testEachTranslatedNodeKindReachesTheIR() throws {
+        let realm = try openRealm()
+        try realm.write {
+            for i in 0 ..< 40 {
+                let user = newUser("\(i)", rank: i % 7 - 3, city: i % 2 == 0 ? "Ana" : "zed")
+                user.active = i % 3 == 0
+                user.joined = i % 4 == 0 ? nil : Date(timeIntervalSince1970: Double(i))
+                try realm.add(user)
+            }
+        }
+        let all = Array(realm.objects(User.self))
+        let someDate: Date? = Date(timeIntervalSince1970: 6), word = "abc"
+        let translated: [(String, Predicate<User>)] = [
+            ("==", #Predicate { $0.rank == 1 }),
+            ("!=", #Predicate { $0.rank != 1 }),
+            ("<", #Predicate { $0.rank < 0 }),
+            ("unary minus", #Predicate { $0.rank == -3 }),
+            ("nil literal", #Predicate { $0.joined == nil }),
+            ("Bool property alone", #Predicate { $0.active }),
+            ("&&", #Predicate { $0.active && $0.rank > 0 }),
+            ("||", #Predicate { $0.rank == 1 || $0.city == "Ana" }),
+            ("!", #Predicate { !($0.rank == 1) }),
+            ("an optional constant", #Predicate { $0.joined == someDate }),
+        ]
+        for (name, predicate) in translated {
+            let results = realm.objects(User.self).filter(predicate)
+            XCTAssertTrue(results.explain().contains("column scan"), "\(name): \(results.explain())")
+            XCTAssertEqual(Set(results.map(\.objId)), Set(all.filter { (try? predicate.evaluate($0)) == true }.map(\.objId)), name)
+        }
+        // `word.count` is a key path over a value: not a stored property of the object.
+        let overAValue = #Predicate<User> { $0.rank == word.count }
+        let results = realm.objects(User.self).filter(overAValue)
+        XCTAssertFalse(results.explain().contains("column scan"), results.explain())
+        XCTAssertEqual(Set(results.map(\.objId)), Set(all.filter { $0.rank == 3 }.map(\.objId)))
+        XCTAssertFalse(results.isEmpty)
+    }
 }

@@ -6,77 +6,135 @@
 
 import Foundation
 
-protocol _ComparisonExpression { var operands: (Any, Any) { get }; var comparison: PredicateExpressions.ComparisonOperator { get } }
-protocol _NotEqualExpression { var operands: (Any, Any) { get } }
-protocol _DisjunctionExpression { var operands: (Any, Any) { get } }
-protocol _NegationExpression { var negated: Any { get } }
-protocol _UnaryMinusExpression { var negatedOperand: Any { get } }
-protocol _NilLiteralExpression {}
-
-extension PredicateExpressions.Comparison: _ComparisonExpression {
-    var operands: (Any, Any) { (lhs, rhs) }
-    var comparison: PredicateExpressions.ComparisonOperator { op }
+/// A `#Predicate` expression node the query compiler translates. Each node kind answers for
+/// itself, so compiling a node costs one dynamic cast: probing a node for each kind it might
+/// be cost a dozen casts a predicate, each a conformance look-up in the runtime, and was most
+/// of a warm indexed query's fixed cost (docs/benchmarks.md, "The query's set-up").
+protocol _QueryTranslatable {
+    /// The node as a filter, or nil when it is not translated.
+    func _queryExpression(_ type: ObjectType) -> QueryExpression?
+    /// The node as one side of a comparison, or nil when it is not an operand.
+    func _queryOperand(_ type: ObjectType) -> QueryOperand?
+    /// The terms of the node's top-level `&&` (the node itself unless it is a conjunction).
+    func _queryConjuncts(_ type: ObjectType) -> [QueryExpression?]
 }
-extension PredicateExpressions.NotEqual: _NotEqualExpression { var operands: (Any, Any) { (lhs, rhs) } }
-extension PredicateExpressions.Disjunction: _DisjunctionExpression { var operands: (Any, Any) { (lhs, rhs) } }
-extension PredicateExpressions.Negation: _NegationExpression { var negated: Any { wrapped } }
-extension PredicateExpressions.UnaryMinus: _UnaryMinusExpression { var negatedOperand: Any { wrapped } }
-extension PredicateExpressions.NilLiteral: _NilLiteralExpression {}
+
+extension _QueryTranslatable {
+    func _queryExpression(_ type: ObjectType) -> QueryExpression? { nil }
+    func _queryOperand(_ type: ObjectType) -> QueryOperand? { nil }
+    func _queryConjuncts(_ type: ObjectType) -> [QueryExpression?] { [_queryExpression(type)] }
+}
+
+extension PredicateExpressions.Conjunction: _QueryTranslatable {
+    func _queryExpression(_ type: ObjectType) -> QueryExpression? {
+        guard let a = QueryCompiler.compile(lhs, type: type), let b = QueryCompiler.compile(rhs, type: type) else { return nil }
+        return .and(QueryCompiler.flattened(a, b, and: true))
+    }
+    func _queryConjuncts(_ type: ObjectType) -> [QueryExpression?] {
+        QueryCompiler.conjuncts(lhs, type: type) + QueryCompiler.conjuncts(rhs, type: type)
+    }
+}
+extension PredicateExpressions.Disjunction: _QueryTranslatable {
+    func _queryExpression(_ type: ObjectType) -> QueryExpression? {
+        guard let a = QueryCompiler.compile(lhs, type: type), let b = QueryCompiler.compile(rhs, type: type) else { return nil }
+        return .or(QueryCompiler.flattened(a, b, and: false))
+    }
+}
+extension PredicateExpressions.Negation: _QueryTranslatable {
+    func _queryExpression(_ type: ObjectType) -> QueryExpression? {
+        QueryCompiler.compile(wrapped, type: type).map { .not($0) }
+    }
+}
+extension PredicateExpressions.Equal: _QueryTranslatable {
+    func _queryExpression(_ type: ObjectType) -> QueryExpression? {
+        QueryCompiler.comparison(lhs, .equal, rhs, type: type)
+    }
+}
+extension PredicateExpressions.NotEqual: _QueryTranslatable {
+    func _queryExpression(_ type: ObjectType) -> QueryExpression? {
+        QueryCompiler.comparison(lhs, .notEqual, rhs, type: type)
+    }
+}
+extension PredicateExpressions.Comparison: _QueryTranslatable {
+    func _queryExpression(_ type: ObjectType) -> QueryExpression? {
+        QueryComparison(op).flatMap { QueryCompiler.comparison(lhs, $0, rhs, type: type) }
+    }
+}
+/// A stored property of the predicate's object (`$0.age`): the root must be the predicate's
+/// variable, not a value or another key path.
+extension PredicateExpressions.KeyPath: _QueryTranslatable where Root: _PredicateVariable {
+    func _queryOperand(_ type: ObjectType) -> QueryOperand? {
+        guard let index = type.propertyIndex(for: keyPath) else { return nil }
+        let property = type.schema.properties[index]
+        guard !property.isList, property.kind != .object, property.kind != .column else { return nil }
+        return .property(index)
+    }
+    /// A Bool property alone (`$0.active && …`): the property is true.
+    func _queryExpression(_ type: ObjectType) -> QueryExpression? {
+        guard case .property(let index)? = _queryOperand(type),
+              type.schema.properties[index].kind == .bool, !type.schema.properties[index].isOptional else { return nil }
+        return .compare(.property(index), .equal, .constant(.bool(true)))
+    }
+}
+extension PredicateExpressions.Value: _QueryTranslatable {
+    func _queryOperand(_ type: ObjectType) -> QueryOperand? {
+        // Cast as `Any` so an optional's wrapped value is found as before (`Int?` holding 3).
+        guard let persistable = (value as Any) as? any _PersistableValue,
+              Swift.type(of: persistable)._propertyKind != .object, Swift.type(of: persistable)._propertyKind != .column,
+              let field = try? persistable._field(in: nil) else { return nil }
+        return .constant(field)
+    }
+}
+extension PredicateExpressions.NilLiteral: _QueryTranslatable {
+    func _queryOperand(_ type: ObjectType) -> QueryOperand? { .constant(.null) }
+}
+/// `-3`: a negated constant (the literal is a unary minus over 3).
+extension PredicateExpressions.UnaryMinus: _QueryTranslatable {
+    func _queryOperand(_ type: ObjectType) -> QueryOperand? {
+        guard case .constant(let value)? = QueryCompiler.operand(wrapped, type: type) else { return nil }
+        switch value {
+        case .int(let i) where i != .min: return .constant(.int(-i))
+        case .double(let d): return .constant(.double(-d))
+        case .float(let f): return .constant(.float(-f))
+        case .decimal(let d): return .constant(.decimal(-d))
+        default: return nil
+        }
+    }
+}
+/// The predicate's own variable (`$0`), the root a translated key path starts from.
+protocol _PredicateVariable {}
+extension PredicateExpressions.Variable: _PredicateVariable {}
 
 enum QueryCompiler {
     /// The terms of `expression`'s top-level `&&`, each in the query IR or nil when it uses
     /// anything not translated: the index terms come from the translated ones even when
     /// another term is not (its objects are then judged by the predicate itself).
-    static func conjuncts(_ expression: Any, type: ObjectType) -> [QueryExpression?] {
-        if let conjunction = expression as? _ConjunctionExpression {
-            return conjuncts(conjunction.operands.0, type: type) + conjuncts(conjunction.operands.1, type: type)
-        }
-        return [compile(expression, type: type)]
+    static func conjuncts<E>(_ expression: E, type: ObjectType) -> [QueryExpression?] {
+        guard let node = expression as? _QueryTranslatable else { return [nil] }
+        return node._queryConjuncts(type)
     }
 
     /// `expression` (a `#Predicate`'s) in the query IR, or nil if it uses anything not
     /// translated.
-    static func compile(_ expression: Any, type: ObjectType) -> QueryExpression? {
-        if let conjunction = expression as? _ConjunctionExpression {
-            guard let a = compile(conjunction.operands.0, type: type), let b = compile(conjunction.operands.1, type: type) else { return nil }
-            return .and(flattened(a, b, and: true))
-        }
-        if let disjunction = expression as? _DisjunctionExpression {
-            guard let a = compile(disjunction.operands.0, type: type), let b = compile(disjunction.operands.1, type: type) else { return nil }
-            return .or(flattened(a, b, and: false))
-        }
-        if let negation = expression as? _NegationExpression {
-            guard let a = compile(negation.negated, type: type) else { return nil }
-            return .not(a)
-        }
-        if let equal = expression as? _EqualityExpression {
-            guard let (a, b) = operands(equal.operands, type: type) else { return nil }
-            return comparison(a, .equal, b)
-        }
-        if let notEqual = expression as? _NotEqualExpression {
-            guard let (a, b) = operands(notEqual.operands, type: type) else { return nil }
-            return comparison(a, .notEqual, b)
-        }
-        if let comparison = expression as? _ComparisonExpression {
-            guard let (a, b) = operands(comparison.operands, type: type), let op = QueryComparison(comparison.comparison) else { return nil }
-            return self.comparison(a, op, b)
-        }
-        // A Bool property alone (`$0.active && …`): the property is true.
-        if case .property(let index)? = operand(expression, type: type),
-           type.schema.properties[index].kind == .bool, !type.schema.properties[index].isOptional {
-            return .compare(.property(index), .equal, .constant(.bool(true)))
-        }
-        return nil
+    static func compile<E>(_ expression: E, type: ObjectType) -> QueryExpression? {
+        (expression as? _QueryTranslatable)?._queryExpression(type)
     }
 
-    /// `a op b`, with the property on the left when one side is a constant.
-    private static func comparison(_ a: QueryOperand, _ op: QueryComparison, _ b: QueryOperand) -> QueryExpression {
+    /// `expression` as one side of a comparison, or nil.
+    static func operand<E>(_ expression: E, type: ObjectType) -> QueryOperand? {
+        (expression as? _QueryTranslatable)?._queryOperand(type)
+    }
+
+    /// `a op b`, with the property on the left when one side is a constant; nil when
+    /// either side is not an operand.
+    static func comparison<A, B>(_ a: A, _ op: QueryComparison, _ b: B, type: ObjectType) -> QueryExpression? {
+        guard let a = operand(a, type: type), let b = operand(b, type: type) else { return nil }
         if case .constant = a, case .property = b { return .compare(b, op.flipped, a) }
         return .compare(a, op, b)
     }
 
     /// `a && b` (or `a || b`) as one flat list of terms.
-    private static func flattened(_ a: QueryExpression, _ b: QueryExpression, and: Bool) -> [QueryExpression] {
+    static func flattened(_ a: QueryExpression, _ b: QueryExpression, and: Bool) -> [QueryExpression] {
         func terms(_ e: QueryExpression) -> [QueryExpression] {
             switch (e, and) {
             case (.and(let inner), true), (.or(let inner), false): return inner
@@ -84,37 +142,6 @@ enum QueryCompiler {
             }
         }
         return terms(a) + terms(b)
-    }
-
-    private static func operands(_ pair: (Any, Any), type: ObjectType) -> (QueryOperand, QueryOperand)? {
-        guard let a = operand(pair.0, type: type), let b = operand(pair.1, type: type) else { return nil }
-        return (a, b)
-    }
-
-    private static func operand(_ expression: Any, type: ObjectType) -> QueryOperand? {
-        if let keyPath = expression as? _KeyPathOperand, keyPath.rootIsVariable,
-           let index = type.propertyIndex(for: keyPath.anyKeyPath) {
-            let property = type.schema.properties[index]
-            guard !property.isList, property.kind != .object, property.kind != .column else { return nil }
-            return .property(index)
-        }
-        if let constant = expression as? _ValueOperand, let persistable = constant.anyOperand as? any _PersistableValue,
-           Swift.type(of: persistable)._propertyKind != .object, Swift.type(of: persistable)._propertyKind != .column,
-           let field = try? persistable._field(in: nil) {
-            return .constant(field)
-        }
-        if expression is _NilLiteralExpression { return .constant(.null) }
-        // `-3`: a negated constant (the literal is a unary minus over 3).
-        if let minus = expression as? _UnaryMinusExpression, case .constant(let value)? = operand(minus.negatedOperand, type: type) {
-            switch value {
-            case .int(let i) where i != .min: return .constant(.int(-i))
-            case .double(let d): return .constant(.double(-d))
-            case .float(let f): return .constant(.float(-f))
-            case .decimal(let d): return .constant(.decimal(-d))
-            default: return nil
-            }
-        }
-        return nil
     }
 
     /// `a op b` with Swift's operators on the values (false across kinds, as no Swift value compares so).

@@ -233,20 +233,23 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
     private func storedValues<T>(_ keyPath: KeyPath<Element, T>) -> [T]? {
         managingRealm.verifyThread()
         let bound = query.bound
-        guard let index = bound.info.propertyIndex(for: keyPath), let type = T.self as? any _PersistableValue.Type,
-              !bound.schema.properties[index].isList, bound.schema.properties[index].kind != .object,
+        guard let index = bound.info.propertyIndex(for: keyPath), !bound.schema.properties[index].isList,
+              bound.schema.properties[index].kind != .object,
               managingRealm.writeState?.rows.hasRows(inTable: bound.table) != true else { return nil }
         let set = resultSet
         // Integer, UUID and ObjectId primary keys read back from the engine key (strings are
         // keyed in one normal form, which may not be the stored spelling).
         let isString = bound.schema.properties[index].kind == .string
         let fromKey = index == bound.primaryKeyIndex && !isString
-        var values: [T] = []
-        values.reserveCapacity(set.count)
-        // Integer primary keys the answer is kept as (a property's postings).
+        // Integer primary keys the answer is kept as (a property's postings): one copy
+        // (`Int` is `Int64` on the 64-bit platforms Strata builds for).
         if fromKey, T.self == Int.self, let keys = set.integerKeys {
+            if MemoryLayout<Int>.size == MemoryLayout<Int64>.size { return unsafeBitCast(Array(keys), to: [T].self) }
             return unsafeBitCast(keys.map { Int(truncatingIfNeeded: $0) }, to: [T].self)
         }
+        guard let type = T.self as? any _PersistableValue.Type else { return nil }
+        var values: [T] = []
+        values.reserveCapacity(set.count)
         // A column scan's answer: its ordinals in order, worked out once for the loop.
         let ordered = set.ordinals(through: set.count)
         // Integer primary keys of a column scan's answer: decoded from the key arena at once.
@@ -374,7 +377,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     let base: CollectionBase?
 
     /// Whether the results have an order other than the primary keys'.
-    var isSorted: Bool { !sort.isEmpty || !keyPathSort.isEmpty }
+    let isSorted: Bool
 
     init(bound: BoundType, filters: [Predicate<Element>], sort: [SortDescriptor<Element>],
          textFilters: [CompiledTextQuery] = [], keyPathSort: [(index: Int, reverse: Bool)] = [], limit: Int? = nil,
@@ -388,12 +391,34 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         self.keyPathSort = keyPathSort
         self.limit = limit
         self.sort = keyPathSort.isEmpty ? sort : []
+        isSorted = !sort.isEmpty || !keyPathSort.isEmpty
         // One walk of each predicate: its `&&` terms in the IR, the index terms among them.
-        let conjuncts = filters.flatMap { QueryCompiler.conjuncts($0.expression, type: bound.info) }
-        let terms = conjuncts.lazy.compactMap { $0 }.flatMap(\.equalityTerms).map { PredicateAnalysis.Term(propertyIndex: $0.property, value: $0.value) }
-            + textFilters.flatMap(\.indexTerms)
-        indexTerm = terms.first { $0.propertyIndex == bound.primaryKeyIndex || bound.indexedProperties.contains($0.propertyIndex) }
-        fieldExpression = conjuncts.allSatisfy({ $0 != nil }) ? QueryExpression.all(conjuncts.map { $0! }) : nil
+        // Plain loops: this runs for every query, and the generic lazy chains it replaced were
+        // a tenth of a warm indexed query.
+        var translated: [QueryExpression] = [], untranslated = false
+        for filter in filters {
+            for conjunct in QueryCompiler.conjuncts(filter.expression, type: bound.info) {
+                if let conjunct { translated.append(conjunct) } else { untranslated = true }
+            }
+        }
+        func indexes(_ property: Int) -> Bool { property == bound.primaryKeyIndex || bound.indexedProperties.contains(property) }
+        var indexTerm: PredicateAnalysis.Term?
+        search: for conjunct in translated {
+            for term in conjunct.equalityTerms where indexes(term.property) {
+                indexTerm = PredicateAnalysis.Term(propertyIndex: term.property, value: term.value)
+                break search
+            }
+        }
+        if indexTerm == nil {
+            search: for text in textFilters {
+                for term in text.indexTerms where indexes(term.propertyIndex) {
+                    indexTerm = term
+                    break search
+                }
+            }
+        }
+        self.indexTerm = indexTerm
+        fieldExpression = untranslated ? nil : QueryExpression.all(translated)
         sortKeys = keyPathSort.isEmpty ? QueryCompiler.sortKeys(sort, type: bound.info) : keyPathSort
     }
 
