@@ -12,6 +12,13 @@ final class ContactSummary: Projection<Contact> {
     @Projected(\Contact.name.localizedUppercase) var shout
 }
 
+/// Realm's `projectTo`: a list of objects seen as one property of each.
+final class ContactPhones: Projection<Contact> {
+    @Projected(\Contact.name) var name
+    @Projected(\Contact.phones.projectTo.number) var numbers: ProjectedCollection<String>
+    @Projected(\Contact.phones.projectTo.number.count) var phoneCount
+}
+
 final class PortingProjectionContractTests: PortingStoreTestCase {
     func testProjectionsReadAndWriteTheirRootObject() throws {
         let realm = try Realm(configuration: try configuration("projection"))
@@ -57,5 +64,61 @@ final class PortingProjectionContractTests: PortingStoreTestCase {
         XCTAssertEqual(frozen.thaw()?.age, 40)
         try realm.write { try realm.delete(realm.object(ofType: Contact.self, forPrimaryKey: "Ann")!) }
         XCTAssertTrue(ann.isInvalidated)
+    }
+
+    func testProjectToReadsWritesAndObservesTheListItProjects() throws {
+        let realm = try Realm(configuration: try configuration("project-to"))
+        try realm.write {
+            try realm.create(Contact.self, value: ["name": "Ann", "phones": [["555"], ["5566"]]] as [String: Any])
+        }
+        let ann = try XCTUnwrap(realm.objects(ContactPhones.self).first)
+        let numbers = ann.numbers
+        XCTAssertEqual(Array(numbers), ["555", "5566"])
+        XCTAssertEqual(ann.phoneCount, 2, "a key path on past the projection reads the collection")
+        XCTAssertEqual(numbers.count, 2)
+        XCTAssertEqual(numbers.index(of: "5566"), 1)
+        XCTAssertEqual(numbers.realm, realm)
+        XCTAssertFalse(numbers.isFrozen)
+        XCTAssertTrue(numbers.description.contains("[1] 5566"), numbers.description)
+
+        // Live: it reads the list, not a copy of its values.
+        let contact = ann.rootObject
+        try realm.write { contact.phones.append(Phone(value: ["557"])) }
+        XCTAssertEqual(Array(numbers), ["555", "5566", "557"])
+
+        // Setting an element sets that object's property (inside a write).
+        try realm.write { numbers[0] = "111" }
+        XCTAssertEqual(contact.phones[0].number, "111")
+
+        // Observed: the list's changes by position, the values read at the time.
+        var seen: [RealmCollectionChange<ProjectedCollection<String>>] = []
+        let token = numbers.observe { seen.append($0) }
+        defer { token.invalidate() }
+        guard case .initial(let initial)? = seen.first else { return XCTFail("\(seen)") }
+        XCTAssertEqual(Array(initial), ["111", "5566", "557"])
+        try realm.write { contact.phones.remove(at: 1) }
+        guard case .update(let after, let deletions, let insertions, _)? = seen.last else { return XCTFail("\(seen)") }
+        XCTAssertEqual(deletions, [1])
+        XCTAssertEqual(insertions, [])
+        XCTAssertEqual(Array(after), ["111", "557"])
+        try realm.write { contact.phones[1].number = "999" }
+        guard case .update(_, _, _, let modifications)? = seen.last else { return XCTFail("\(seen)") }
+        XCTAssertEqual(modifications, [1])
+
+        // Frozen with the projection; thawed back to the live list.
+        let frozen = ann.freeze().numbers
+        try realm.write { contact.phones.removeAll() }
+        XCTAssertTrue(frozen.isFrozen)
+        XCTAssertEqual(Array(frozen), ["111", "999"])
+        XCTAssertEqual(frozen.thaw()?.count, 0)
+        XCTAssertEqual(numbers.count, 0)
+
+        // From a set, and as generic code over RealmCollection sees it.
+        func values<C: RealmCollection>(_ collection: C) -> [C.Element] { Array(collection) }
+        XCTAssertEqual(values(numbers), [])
+        let unmanaged = MutableSet<Phone>()
+        unmanaged.insert(Phone(value: ["1"]))
+        XCTAssertEqual(Array(unmanaged.projectTo.number), ["1"])
+        XCTAssertNil(unmanaged.projectTo.number.realm)
     }
 }
