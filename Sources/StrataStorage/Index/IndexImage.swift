@@ -54,7 +54,8 @@ import Logging
 /// keys in it, and the state of each page's check.
 final class IndexImage: @unchecked Sendable {
     // @unchecked: `pages` and `states` are set while loading, before any other thread can
-    // see the image; afterwards a page's state changes only under `checking`, with release
+    // see the image; afterwards a page is checked by the one thread that claimed it (in
+    // `claimedPages`, under `claims`), its state changes only under `checking`, with release
     // ordering, and its bytes are written (a rebuild) only before that store.
 
     let region: MappedRegion
@@ -67,6 +68,13 @@ final class IndexImage: @unchecked Sendable {
     /// 1 once any page is damaged (just after the states).
     private var damagedFlag: UnsafeMutablePointer<UInt8>?
     private let checking = Locked(Checking())
+    /// Pages being checked now, each by the one thread that claimed it. The check itself
+    /// (a checksum of 10–40 KiB) runs outside every lock: a reader that needs one page waits
+    /// only for that page, never behind the open's background pass checking the others (a
+    /// first query after a reopen waited milliseconds for it, the pass re-taking one lock
+    /// page after page).
+    private let claims = Monitor()
+    private var claimedPages = Set<Int>()
 
     private static let unchecked: UInt8 = 0, damaged: UInt8 = 2
     static let checked: UInt8 = 1
@@ -498,12 +506,24 @@ final class IndexImage: @unchecked Sendable {
     }
 
     private func checkSlowly(_ page: Int) -> Bool {
-        checking.withLock { shared in
+        // Claim the page, or wait for the thread checking it and read its verdict.
+        claims.lock()
+        while true {
             let state = strata_load_acquire_u8(states! + page)
-            if state != IndexImage.unchecked { return state == IndexImage.checked }
-            let info = pages[page]
+            if state != IndexImage.unchecked {
+                claims.unlock()
+                return state == IndexImage.checked
+            }
+            if !claimedPages.contains(page) { break }
+            claims.wait()
+        }
+        claimedPages.insert(page)
+        claims.unlock()
+        let info = pages[page]
+        let problem = check(info)
+        let readable = checking.withLock { shared -> Bool in
             var result = IndexImage.checked
-            if let problem = check(info) {
+            if let problem {
                 shared.failed += 1
                 result = rebuild(info, problem: problem, shared: &shared)
             }
@@ -515,6 +535,11 @@ final class IndexImage: @unchecked Sendable {
             }
             return result == IndexImage.checked
         }
+        claims.withLock {
+            claimedPages.remove(page)
+            claims.broadcast()
+        }
+        return readable
     }
 
     /// Why page `info` cannot be read as it lies, or nil if it can.
