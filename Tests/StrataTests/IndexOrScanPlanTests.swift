@@ -181,3 +181,63 @@ final class PostingEqualityTests: RealmTestCase {
         }
     }
 }
+
+/// An equality the index answers alone, on a table keyed by integers (its own primary key or
+/// the hidden object ids), is answered with the integers read straight from the index's
+/// postings: checked against a plain-Swift oracle, in key order (the postings hold keys in
+/// hash order), before any projection exists (each check reopens the store), with a limit,
+/// and inside a write whose pending rows the index does not know yet.
+final class IndexIntegerKeyTests: RealmTestCase {
+    final class Order: Object {
+        @Persisted(primaryKey: true) var id: Int = 0
+        @Persisted(indexed: true) var status: String = ""
+    }
+
+    final class Note: Object {
+        @Persisted(indexed: true) var tag: String = ""
+        @Persisted var number: Int = 0
+    }
+
+    func testIntegerKeysFromTheIndexAnswerAsTheOracleInKeyOrder() throws {
+        let statuses = ["open", "closed", "held", "rare"]
+        var random = SplitMix64(seed: TestEnvironment.seed(default: 5))
+        var oracle: [Int: String] = [:]
+        var realm: Realm? = try openRealm(types: [Order.self, Note.self])
+        try realm!.write {
+            for _ in 0 ..< 3_000 {
+                let id = Int(random.next() % 2_000_000) - 1_000_000
+                let status = oracle.count % 500 == 0 ? "rare" : statuses[Int(random.next() % 3)]
+                if oracle[id] != nil { continue }
+                oracle[id] = status
+                try realm!.create(Order.self, value: ["id": id, "status": status])
+                try realm!.create(Note.self, value: ["tag": status, "number": oracle.count])
+            }
+        }
+        for value in statuses + ["nowhere"] {
+            // Reopened: no projection and no note of a crowded index, so the index answers.
+            realm!.invalidate()
+            realm = nil
+            realm = try openRealm(types: [Order.self, Note.self])
+            let results = realm!.objects(Order.self).filter(#Predicate { $0.status == value })
+            XCTAssertTrue(results.explain().contains("hash index on status"), results.explain())
+            let expected = oracle.filter { $0.value == value }.keys.sorted()
+            XCTAssertEqual(results.count, expected.count, value)
+            XCTAssertEqual(results.map(\.id), expected, value)
+            XCTAssertEqual(results.first?.id, expected.first, value)
+            XCTAssertEqual(results.last?.status, expected.isEmpty ? nil : value, value)
+            let limited = try realm!.objects(Order.self).filter(query: "status == %@ LIMIT(2)", arguments: [value])
+            XCTAssertEqual(limited.map(\.id), Array(expected.prefix(2)), "\(value), limited")
+            // Hidden object ids are integer keys too: insertion order.
+            let notes = realm!.objects(Note.self).filter(#Predicate { $0.tag == value })
+            let numbers = notes.map(\.number)
+            XCTAssertEqual(numbers, numbers.sorted(), "\(value): notes in insertion order")
+            XCTAssertEqual(numbers.count, expected.count, value)
+        }
+        // Inside a write, the pending rows count: the index's answer is not enough.
+        try realm!.write {
+            try realm!.create(Order.self, value: ["id": 2_000_000, "status": "rare"])
+            let rare = realm!.objects(Order.self).filter(#Predicate { $0.status == "rare" })
+            XCTAssertEqual(rare.map(\.id), oracle.filter { $0.value == "rare" }.keys.sorted() + [2_000_000])
+        }
+    }
+}

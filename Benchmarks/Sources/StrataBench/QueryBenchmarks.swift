@@ -157,10 +157,13 @@ struct QueryBenchmarks {
         return (times, answers)
     }
 
-    /// Step 3 alone, for perf: load `n` items, run the city query once, then `rounds` × 20
-    /// warm runs, printing the first run and the warm median.
     /// A realm of `n` items in a fresh directory, for the profiles (removed on return).
     private func withProfileRealm(n: Int, _ body: (Realm) throws -> Void) throws {
+        try withProfileRealm(n: n) { realm, _ in try body(realm) }
+    }
+
+    /// The same, with the configuration that opens it again.
+    private func withProfileRealm(n: Int, _ body: (Realm, Realm.Configuration) throws -> Void) throws {
         let directory = URL(fileURLWithPath: workDirectory + "/queries-profile-\(n)")
         try? FileManager.default.removeItem(at: directory)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -174,10 +177,32 @@ struct QueryBenchmarks {
                 return item
             })
         }
-        try body(realm)
+        try body(realm, config)
         realm.invalidate()
     }
 
+    /// `--profile-first-equality N`: step 3 as the first query after a reopen (no
+    /// projection yet), `rounds` times, each round closing and reopening the store.
+    func profileFirstEquality(n: Int, rounds: Int) throws {
+        try withProfileRealm(n: n) { loaded, config in
+            loaded.invalidate()
+            let city = Self.queriedCity
+            var checksum = 0, runs: [Double] = []
+            for _ in 0 ..< rounds {
+                let realm = try Realm(configuration: config)
+                runs.append(time {
+                    let results = realm.objects(Item.self).filter(#Predicate { $0.city == city })
+                    checksum &+= results.count &+ results.map(\.id).count
+                })
+                realm.invalidate()
+            }
+            log(String(format: "first query after a reopen: median %.1f µs, min %.1f µs (%d rounds)", median(runs) * 1e6, runs.min()! * 1e6, rounds))
+            log("checksum \(checksum)")
+        }
+    }
+
+    /// Step 3 alone, for perf: load `n` items, run the city query once, then `rounds` × 20
+    /// warm runs, printing the first run and the warm median.
     func profileEquality(n: Int, rounds: Int) throws {
         try withProfileRealm(n: n) { realm in
             let city = Self.queriedCity

@@ -53,6 +53,8 @@ struct StrataBench: ParsableCommand {
     var profileCommits = false
     @Option(help: "Profile the queries suite's indexed equality (step 3) alone on this many objects: first run, then warm runs.")
     var profileEquality: Int?
+    @Option(help: "Profile the queries suite's indexed equality as the first query after a reopen, on this many objects (reopened once a round).")
+    var profileFirstEquality: Int?
     @Option(help: "Elements of the lists in the scale suite.")
     var listElements = 1_000_000
     @Option(help: "Keys of the engine store in the scale suite.")
@@ -86,6 +88,10 @@ struct StrataBench: ParsableCommand {
         }
         if profileSeal {
             try engine.profileSeal(rounds: max(rounds, 1))
+            return
+        }
+        if let profileFirstEquality {
+            try QueryBenchmarks(sizes: [profileFirstEquality], workDirectory: work).profileFirstEquality(n: profileFirstEquality, rounds: max(rounds, 1))
             return
         }
         if let profileEquality {

@@ -105,23 +105,56 @@ enum SecondaryIndex {
 
     /// The primary keys of the objects whose property holds `value`, as of `read`.
     static func lookup(table: UInt32, value: FieldValue, read: (UInt32, [UInt8]) throws -> [UInt8]?) throws -> [[UInt8]] {
+        var keys: [[UInt8]] = []
+        try forEachPostings(table: table, value: value, read: read) { keys.append(contentsOf: decodePostings($0)) }
+        return keys
+    }
+
+    /// The same when every key is an integer primary key (a kind byte, then the eight bytes
+    /// of its order value), as the integers, in no order; nil when one is not. No array is
+    /// made per key: the first equality on an indexed property, before any projection
+    /// exists, reads 10k keys for a 1M-object table.
+    static func lookupIntegers(table: UInt32, value: FieldValue, read: (UInt32, [UInt8]) throws -> [UInt8]?) throws -> [Int64]? {
+        var integers: [Int64] = [], allIntegers = true
+        try forEachPostings(table: table, value: value, read: read) { bytes in
+            guard allIntegers else { return }
+            bytes.withUnsafeBytes { bytes in
+                var offset = 0
+                while offset + 4 <= bytes.count {
+                    let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
+                    offset += 4
+                    guard offset + length <= bytes.count else { break }
+                    guard length == 9, bytes[offset] == PrimaryKeyValue.integerKind else {
+                        allIntegers = false
+                        return
+                    }
+                    let raw = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset + 1, as: UInt64.self))
+                    integers.append(PrimaryKeyValue.integer(orderValue: raw))
+                    offset += length
+                }
+            }
+        }
+        return allIntegers ? integers : nil
+    }
+
+    /// Hands `body` each postings record (a list or a leaf bucket) of `value`, as of `read`.
+    private static func forEachPostings(table: UInt32, value: FieldValue, read: (UInt32, [UInt8]) throws -> [UInt8]?,
+                                        _ body: ([UInt8]) -> Void) throws {
         let valueKey = IndexValueKey.bytes(for: value)
         switch Head(try read(table, headKey(valueKey))) {
         case nil:
-            return []
+            return
         case .list:
-            return try read(table, bucketKey(valueKey, listSlot)).map(decodePostings) ?? []
+            if let postings = try read(table, bucketKey(valueKey, listSlot)) { body(postings) }
         case .buckets(let mask):
-            var keys: [[UInt8]] = []
             func visit(_ path: [UInt8]) throws {
                 if let children = decodeMask(try read(table, splitKey(valueKey, path))) {
                     for child in 0 ..< bucketCount where children & (1 << UInt64(child)) != 0 { try visit(path + [UInt8(child)]) }
                 } else if let postings = try read(table, leafKey(valueKey, path)) {
-                    keys.append(contentsOf: decodePostings(postings))
+                    body(postings)
                 }
             }
             for bucket in 0 ..< bucketCount where mask & (1 << UInt64(bucket)) != 0 { try visit([UInt8(bucket)]) }
-            return keys
         }
     }
 

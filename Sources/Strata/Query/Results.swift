@@ -727,8 +727,24 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         if base == nil, distinct.isEmpty, filters.isEmpty || fieldExpression != nil, let sortKeys {
             let pending = realm.writeState?.rows.rows(inTable: bound.table) ?? [:]
             if let set = columnResultSet(in: realm, pending: pending, sortKeys: sortKeys, ordered: true) { return set }
+            if let set = indexIntegerResultSet(in: realm, pending: pending) { return set }
         }
         return ResultSet(keys: evaluate(in: realm))
+    }
+
+    /// An equality the property's index answers alone, when the keys are integers: the
+    /// integers straight from the index's postings, in key order (no key array per match —
+    /// the first such query after a load or a reopen, before a projection exists, makes
+    /// one per object found). Nil when the plan is another or a key is not an integer.
+    private func indexIntegerResultSet(in realm: Realm, pending: [RowKey: PendingRow]) -> ResultSet? {
+        guard !isSorted, case .hashIndex(let term) = plan(in: realm, pending: pending),
+              term.propertyIndex != bound.primaryKeyIndex, indexAnswersAlone(pending: pending),
+              let found = try? SecondaryIndex.lookupIntegers(table: bound.indexTable(term.propertyIndex), value: term.value, read: { table, key in
+                  try realm.snapshot.get(table: table, key: key)
+              }) else { return nil }
+        realm.shared.noteIndexAnswer(table: bound.table, property: term.propertyIndex, hits: found.count,
+                                     rows: realm.snapshot.count(table: bound.table))
+        return ResultSet(integerKeys: KeyOrder.sortedIntegers(found), limit: limit)
     }
 
     /// The key and the stored values of properties `indexes` of every matching object, in

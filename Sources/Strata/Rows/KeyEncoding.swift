@@ -5,6 +5,9 @@
 import Foundation
 
 extension PrimaryKeyValue {
+    /// The kind byte of an integer key (`i`), followed by the integer's eight order bytes.
+    static let integerKind: UInt8 = 0x69
+
     /// Swift compares strings by canonical equivalence ("é" == "e\u{301}"), so keys use one
     /// form of each string (NFC): equal strings are one key, as in a Swift dictionary.
     static func canonical(_ string: String) -> String {
@@ -19,7 +22,7 @@ extension PrimaryKeyValue {
         switch self {
         case .int(let v):
             let raw = UInt64(bitPattern: v) ^ (1 << 63)
-            return [0x69, UInt8(truncatingIfNeeded: raw >> 56), UInt8(truncatingIfNeeded: raw >> 48),
+            return [Self.integerKind, UInt8(truncatingIfNeeded: raw >> 56), UInt8(truncatingIfNeeded: raw >> 48),
                     UInt8(truncatingIfNeeded: raw >> 40), UInt8(truncatingIfNeeded: raw >> 32),
                     UInt8(truncatingIfNeeded: raw >> 24), UInt8(truncatingIfNeeded: raw >> 16),
                     UInt8(truncatingIfNeeded: raw >> 8), UInt8(truncatingIfNeeded: raw)]
@@ -44,7 +47,7 @@ extension PrimaryKeyValue {
         let raw = (UInt64(bitPattern: v) ^ (1 << 63)).bigEndian
         var storage: (UInt64, UInt64) = (0, 0)
         return try withUnsafeMutableBytes(of: &storage) { out in
-            out[0] = 0x69
+            out[0] = Self.integerKind
             withUnsafeBytes(of: raw) { for i in 0 ..< 8 { out[1 + i] = $0[i] } }
             return try body(UnsafeRawBufferPointer(rebasing: out[0 ..< 9]))
         }
@@ -68,7 +71,7 @@ extension PrimaryKeyValue {
         guard let kind = bytes.first else { return nil }
         let payload = bytes.dropFirst()
         switch kind {
-        case 0x69 where bytes.count == 9:
+        case Self.integerKind where bytes.count == 9:
             self = .int(Self.integer(payload))
         case 0x73:
             guard let text = String(validating: payload, as: UTF8.self) else { return nil }

@@ -446,7 +446,7 @@ final class TableProjection: @unchecked Sendable {
                     for (position, ordinal) in ordinals.enumerated() {
                         let o = Int(ordinal), start = o == 0 ? 0 : ends[o - 1]
                         // (Checked: an integer key is its kind byte and eight bytes.)
-                        guard ends[o] - start == 9, bytes[start] == 0x69 else { return false }
+                        guard ends[o] - start == 9, bytes[start] == PrimaryKeyValue.integerKind else { return false }
                         let raw = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: start + 1, as: UInt64.self))
                         values[position] = PrimaryKeyValue.integer(orderValue: raw)
                     }

@@ -36,6 +36,13 @@ enum KeyOrder {
         return order.map { keys[$0] }
     }
 
+    /// Integer keys' integers in key (numeric) order, by the same radix sort.
+    static func sortedIntegers(_ integers: [Int64]) -> [Int64] {
+        var pairs = integers.map { (value: UInt64(bitPattern: $0) ^ (1 << 63), index: Int32(0)) }
+        sortByValue(&pairs)
+        return pairs.map { PrimaryKeyValue.integer(orderValue: $0.value) }
+    }
+
     /// An integer key's eight payload bytes (big-endian) as one `UInt64`: integer keys
     /// order as these values.
     @inline(__always)
