@@ -6,6 +6,14 @@ import Foundation
 import XCTest
 import Strata
 
+/// A type with an indexed property, for the query plan.
+final class ToolVisit: Object {
+    override class var className: String { "Visit" }
+    @Persisted(primaryKey: true) var id: Int = 0
+    @Persisted(indexed: true) var city: String = ""
+    @Persisted var nights: Int = 0
+}
+
 extension ToolTests {
     /// Owners with awkward text (commas, quotes, line breaks), links and lists.
     func makeObjectStore() throws {
@@ -86,6 +94,45 @@ extension ToolTests {
         XCTAssertEqual(csvWithoutType.status, 2)
         XCTAssertTrue(csvWithoutType.stderr.contains("needs --type"), csvWithoutType.stderr)
         XCTAssertEqual(try strata("export", directory, "--format", "ndjson").stdout, before)
+    }
+
+    /// An equality on the primary key or an indexed property reads that key or the index
+    /// (`--explain` says which); the answer is the one a scan gives.
+    func testQueryReadsTheIndexAndExplainsItsPlan() throws {
+        var config = Realm.Configuration(directory: URL(fileURLWithPath: directory))
+        config.objectTypes = [ToolVisit.self]
+        let realm = try Realm(configuration: config)
+        let cities = ["Porto", "Lyon", "Graz"]
+        try realm.write {
+            for i in 0 ..< 300 { try realm.create(ToolVisit.self, value: ["id": 1_000 - i * 3, "city": cities[i % 3], "nights": i % 9]) }
+        }
+        realm.invalidate()
+        func ids(_ query: String) throws -> [Int] {
+            let run = try strata("query", directory, "Visit", query, "--json")
+            XCTAssertEqual(run.status, 0, run.stderr)
+            let rows = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]])
+            return rows.compactMap { $0["id"] as? Int }
+        }
+        func plan(_ query: String) throws -> String {
+            let run = try strata("query", directory, "Visit", query, "--explain")
+            XCTAssertEqual(run.status, 0, run.stderr)
+            return run.stdout
+        }
+        let byIndex = try plan("city == 'Porto' AND nights > 4"), byKey = try plan("id == 997")
+        XCTAssertTrue(byIndex.hasPrefix(#"Visit: hash index on city == "Porto""#), byIndex)
+        XCTAssertTrue(byKey.hasPrefix("Visit: primary key id == 997 (one look-up)"), byKey)
+        let scan = try plan("nights > 4 SORT(nights DESC) LIMIT(3)")
+        XCTAssertEqual(scan, "Visit: row scan of 300 objects\n  string query: nights > 4 SORT(nights DESC) LIMIT(3)\n  sort: nights descending\n  limit: 3\n")
+        // The index's answer against a scan's (`==[c]` is no index term).
+        let indexed = try ids("city == 'Porto' AND nights > 4")
+        XCTAssertEqual(indexed, try ids("city ==[c] 'porto' AND nights > 4"))
+        XCTAssertEqual(indexed.count, 33)   // i % 3 == 0 and i % 9 == 6
+        XCTAssertEqual(indexed, indexed.sorted(), "primary-key order")
+        XCTAssertEqual(try ids("id == 997"), [997])
+        XCTAssertEqual(try ids("id == 998"), [])
+        XCTAssertEqual(try ids("city == 'Lyon' SORT(nights DESC) LIMIT(2)"), try ids("city ==[c] 'LYON' SORT(nights DESC) LIMIT(2)"))
+        let both = try strata("query", directory, "Visit", "--explain", "--json")
+        XCTAssertEqual(both.status, 2)
     }
 
     func testQueryOnAStoreWithoutObjectsSaysSo() throws {

@@ -16,6 +16,8 @@ struct QueryCommand: ParsableCommand {
             The query is Strata's string query language (as Results.filter): comparisons, \
             BEGINSWITH/CONTAINS/LIKE with [c]/[d], AND/OR/NOT, key paths through links, \
             ANY/ALL/NONE, @count, SORT(name ASC) and LIMIT(n). Without a query, every object.
+            An equality on the primary key or an indexed property (at the top level, or joined \
+            by AND) reads that key or the index instead of every row; --explain prints the plan.
             Example: strata query ./store User "rank > 3 AND city == 'Raleigh' SORT(rank DESC) LIMIT(10)" --csv
             """)
 
@@ -28,9 +30,12 @@ struct QueryCommand: ParsableCommand {
     var json = false
     @Flag(help: "CSV (RFC 4180) instead of a table.")
     var csv = false
+    @Flag(help: "Print how the query finds its objects (a primary-key look-up, an index, or a scan of every row) instead of them.")
+    var explain = false
 
     func validate() throws {
         if json && csv { throw ValidationError("choose one of --json and --csv") }
+        if explain && (json || csv) { throw ValidationError("--explain prints the plan, not objects: leave out --json and --csv") }
     }
 
     func run() throws {
@@ -38,6 +43,10 @@ struct QueryCommand: ParsableCommand {
         defer { try? store.close() }
         let inspector = try ObjectReader.inspector(store)
         try ObjectReader.check(type, in: inspector)
+        if explain {
+            print(try inspector.explain(ofType: type, matching: query))
+            return
+        }
         let objects = try inspector.objects(ofType: type, matching: query)
         let columns = try inspector.columns(ofType: type)
         var output = StandardOutput()

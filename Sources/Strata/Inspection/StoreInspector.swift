@@ -55,7 +55,7 @@ public struct StoreInspector {
         let compiled = try query.map { try CompiledTextQuery.compile($0, arguments: arguments, root: root, source: self) }
         var rows: [([UInt8], [FieldValue])] = []
         do {
-            try snapshot.scan(table: root.table) { key, row in
+            func consider(_ key: [UInt8], _ row: [UInt8]) throws {
                 let fields: [FieldValue]
                 do {
                     fields = try RowFormat.fields(of: row)
@@ -67,6 +67,14 @@ public struct StoreInspector {
                     guard compiled.evaluate(self, field) else { return }
                 }
                 rows.append((key, fields))
+            }
+            if let keys = try candidateKeys(plan(root, compiled), of: root) {
+                // The index names the candidates; the whole query still judges each.
+                for key in keys {
+                    if let row = try snapshot.get(table: root.table, key: key) { try consider(key, row) }
+                }
+            } else {
+                try snapshot.scan(table: root.table) { key, row in try consider(key, row) }
             }
         } catch let error as RealmError {
             throw error
@@ -95,6 +103,59 @@ public struct StoreInspector {
                 object[property.name] = index < fields.count ? Self.json(fields[index], property: property, schema: schema) : NSNull()
             }
             return object
+        }
+    }
+
+    /// How ``objects(ofType:matching:arguments:)`` finds the objects of `className` that
+    /// match `query` (`strata query --explain`): one look-up of an equality on the primary
+    /// key, the keys of an equality on an indexed property from its index, or a scan of
+    /// every row; then the query judges each candidate, and the sort and limit apply.
+    ///
+    /// - Throws: ``RealmError/unknownType(_:)``; ``RealmError/invalidQuery(query:offset:reason:)``.
+    public func explain(ofType className: String, matching query: String?, arguments: [Any?] = []) throws -> String {
+        guard let type = schema[className] else { throw RealmError.unknownType(className) }
+        let root = StoredQueryType(type)
+        let compiled = try query.map { try CompiledTextQuery.compile($0, arguments: arguments, root: root, source: self) }
+        func name(_ index: Int) -> String { index < type.properties.count ? type.properties[index].name : "#\(index)" }
+        var lines: [String] = []
+        switch plan(root, compiled) {
+        case .primaryKey(let term):
+            lines.append("\(className): primary key \(name(term.propertyIndex)) == \(term.value.queryLiteral) (one look-up)")
+        case .hashIndex(let term):
+            lines.append("\(className): hash index on \(name(term.propertyIndex)) == \(term.value.queryLiteral)")
+        case .rowScan:
+            lines.append("\(className): row scan of \(snapshot.count(table: root.table)) objects")
+        case .columnScan, .collection:
+            break   // (not chosen here: the inspector keeps no projections)
+        }
+        if let compiled { lines.append("  string query: \(compiled.text)") }
+        if let sortKeys = compiled?.sortKeys, !sortKeys.isEmpty {
+            lines.append("  sort: " + sortKeys.map { "\(name($0.index)) \($0.reverse ? "descending" : "ascending")" }.joined(separator: ", "))
+        } else {
+            lines.append("  order: primary key")
+        }
+        if let limit = compiled?.limit { lines.append("  limit: \(limit)") }
+        return lines.joined(separator: "\n")
+    }
+
+    /// The access path for `compiled` over `root`: an equality the query requires on the
+    /// primary key or an indexed property, else every row.
+    private func plan(_ root: StoredQueryType, _ compiled: CompiledTextQuery?) -> QueryPlan {
+        guard let term = compiled?.indexTerms.first else { return .rowScan }
+        return term.propertyIndex == root.primaryKeyIndex ? .primaryKey(term) : .hashIndex(term)
+    }
+
+    /// The candidates of `plan`, or nil for a scan.
+    private func candidateKeys(_ plan: QueryPlan, of root: StoredQueryType) throws -> [[UInt8]]? {
+        switch plan {
+        case .primaryKey(let term):
+            let optional = root.schema.properties[term.propertyIndex].isOptional
+            return PrimaryKeyValue(keyField: term.value, optional: optional).map { [$0.keyBytes] } ?? []
+        case .hashIndex(let term):
+            return try SecondaryIndex.lookup(table: StoreLayout.indexTable(root.schema.tableNumber, property: term.propertyIndex),
+                                             value: term.value) { table, key in try snapshot.get(table: table, key: key) }
+        case .rowScan, .columnScan, .collection:
+            return nil
         }
     }
 
