@@ -51,17 +51,49 @@ public struct StoreInspector {
     ///   ``RealmError/storage(_:)`` or ``RealmError/invalidValue(_:)`` for damaged records.
     public func objects(ofType className: String, matching query: String?, arguments: [Any?] = []) throws -> [[String: Any]] {
         guard let type = schema[className] else { throw RealmError.unknownType(className) }
+        return try matchingRows(type, query: query, arguments: arguments).map { object($0.key, $0.fields, of: type) }
+    }
+
+    /// One page of what ``objects(ofType:matching:arguments:)`` gives: how many objects
+    /// match, and the JSON-ready dictionaries of those at positions `offset ..< offset + limit`
+    /// only (a page of a large store converts its page, not the store). Without a query, the
+    /// rows off the page are not even read: the keys are put in order and the page's rows
+    /// read by key.
+    ///
+    /// - Throws: as ``objects(ofType:matching:arguments:)``; ``RealmError/invalidValue(_:)``
+    ///   for a negative `offset` or `limit`.
+    public func page(ofType className: String, matching query: String?, arguments: [Any?] = [],
+                     offset: Int, limit: Int) throws -> (matching: Int, objects: [[String: Any]]) {
+        guard let type = schema[className] else { throw RealmError.unknownType(className) }
+        guard offset >= 0, limit >= 0 else { throw RealmError.invalidValue("a page needs a non-negative offset and limit, not \(offset) and \(limit)") }
+        guard query == nil else {
+            let rows = try matchingRows(type, query: query, arguments: arguments)
+            return (rows.count, rows.dropFirst(offset).prefix(limit).map { object($0.key, $0.fields, of: type) })
+        }
+        let table = StoreLayout.objectTable(type.tableNumber)
+        do {
+            let keys = KeyOrder.sorted(try snapshot.keys(table: table))
+            let objects = try keys.dropFirst(offset).prefix(limit).compactMap { key -> [String: Any]? in
+                guard let row = try snapshot.get(table: table, key: key) else { return nil }
+                return object(key, try fields(of: row, key: key, className: className), of: type)
+            }
+            return (keys.count, objects)
+        } catch let error as RealmError {
+            throw error
+        } catch {
+            throw RealmError.wrap(error)
+        }
+    }
+
+    /// The key and fields of each object of `type` that matches `query`, in its order (the
+    /// primary key's unless it sorts), cut at its limit.
+    private func matchingRows(_ type: ObjectSchema, query: String?, arguments: [Any?]) throws -> [(key: [UInt8], fields: [FieldValue])] {
         let root = StoredQueryType(type)
         let compiled = try query.map { try CompiledTextQuery.compile($0, arguments: arguments, root: root, source: self) }
-        var rows: [([UInt8], [FieldValue])] = []
+        var rows: [(key: [UInt8], fields: [FieldValue])] = []
         do {
             func consider(_ key: [UInt8], _ row: [UInt8]) throws {
-                let fields: [FieldValue]
-                do {
-                    fields = try RowFormat.fields(of: row)
-                } catch {
-                    throw RealmError.invalidValue("\(className) \(PrimaryKeyValue(keyBytes: key)?.description ?? "?"): \(error)")
-                }
+                let fields = try self.fields(of: row, key: key, className: type.className)
                 if let compiled {
                     let field: (Int) -> FieldValue = { $0 == RowAccess.ownKey ? .link(key) : $0 < fields.count ? fields[$0] : .null }
                     guard compiled.evaluate(self, field) else { return }
@@ -84,26 +116,39 @@ public struct StoreInspector {
         let sortKeys = compiled?.sortKeys ?? []
         rows.sort { a, b in
             for key in sortKeys {
-                let x = key.index < a.1.count ? a.1[key.index] : .null, y = key.index < b.1.count ? b.1[key.index] : .null
+                let x = key.index < a.fields.count ? a.fields[key.index] : .null, y = key.index < b.fields.count ? b.fields[key.index] : .null
                 switch QueryCompiler.order(x, y) {
                 case .orderedAscending: return !key.reverse
                 case .orderedDescending: return key.reverse
                 case .orderedSame: continue
                 }
             }
-            return a.0.lexicographicallyPrecedes(b.0)
+            return a.key.lexicographicallyPrecedes(b.key)
         }
         if let limit = compiled?.limit, rows.count > limit { rows.removeLast(rows.count - limit) }
-        return rows.map { key, fields in
-            var object: [String: Any] = [:]
-            if type.primaryKeyProperty == nil, let id = PrimaryKeyValue(keyBytes: key) {
-                object["_id"] = Self.json(id.field)
-            }
-            for (index, property) in type.properties.enumerated() where property.kind != .linkingObjects {
-                object[property.name] = index < fields.count ? Self.json(fields[index], property: property, schema: schema) : NSNull()
-            }
-            return object
+        return rows
+    }
+
+    /// A stored row's fields; a row that does not decode is an error naming its object.
+    private func fields(of row: [UInt8], key: [UInt8], className: String) throws -> [FieldValue] {
+        do {
+            return try RowFormat.fields(of: row)
+        } catch {
+            throw RealmError.invalidValue("\(className) \(PrimaryKeyValue(keyBytes: key)?.description ?? "?"): \(error)")
         }
+    }
+
+    /// An object as a JSON-ready dictionary: its stored properties (and `_id`, the hidden
+    /// key, for a type without a primary key).
+    private func object(_ key: [UInt8], _ fields: [FieldValue], of type: ObjectSchema) -> [String: Any] {
+        var object: [String: Any] = [:]
+        if type.primaryKeyProperty == nil, let id = PrimaryKeyValue(keyBytes: key) {
+            object["_id"] = Self.json(id.field)
+        }
+        for (index, property) in type.properties.enumerated() where property.kind != .linkingObjects {
+            object[property.name] = index < fields.count ? Self.json(fields[index], property: property, schema: schema) : NSNull()
+        }
+        return object
     }
 
     /// How ``objects(ofType:matching:arguments:)`` finds the objects of `className` that

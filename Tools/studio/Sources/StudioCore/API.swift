@@ -31,19 +31,17 @@ enum API {
         return try store.inspect { inspector in
             let (inspector, schema) = try Pages.schema(inspector, type)
             let query = try ObjectQuery(schema: schema, parameters: parameters)
-            let objects = try query.run(inspector)
-            let pages = max(1, (objects.count + size - 1) / size)
-            let page = min(requested, pages)
+            let (objects, matching, page, pages) = try query.page(inspector, requested: requested, size: size)
             return [
                 "type": type,
                 "query": query.text.map { $0 as Any } ?? NSNull(),
                 "total": inspector.count(ofType: type),
-                "matching": objects.count,
+                "matching": matching,
                 "page": page,
                 "pages": pages,
                 "size": size,
                 "columns": try inspector.columns(ofType: type),
-                "objects": Array(objects.dropFirst((page - 1) * size).prefix(size)),
+                "objects": objects,
             ]
         }
     }

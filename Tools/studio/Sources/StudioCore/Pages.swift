@@ -46,6 +46,18 @@ struct ObjectQuery {
         try inspector.objects(ofType: schema.className, matching: text)
     }
 
+    /// Page `requested` of `size` objects (brought back to the last page when past it): the
+    /// objects of that page only, how many match, the page shown and the number of pages.
+    func page(_ inspector: StoreInspector, requested: Int, size: Int) throws -> (objects: [[String: Any]], matching: Int, page: Int, pages: Int) {
+        var found = try inspector.page(ofType: schema.className, matching: text, offset: (requested - 1) * size, limit: size)
+        let pages = max(1, (found.matching + size - 1) / size)
+        let page = min(requested, pages)
+        if page != requested {
+            found = try inspector.page(ofType: schema.className, matching: text, offset: (page - 1) * size, limit: size)
+        }
+        return (found.objects, found.matching, page, pages)
+    }
+
     /// The parameters that keep this query in a link.
     var link: [(String, String?)] {
         [("q", filter), ("sort", sort), ("desc", descending ? "1" : nil)]
@@ -109,17 +121,14 @@ enum Pages {
             let (inspector, schema) = try schema(inspector, type)
             let query = try ObjectQuery(schema: schema, parameters: parameters)
             let total = inspector.count(ofType: type)
-            var objects: [[String: Any]] = []
+            var slice: [[String: Any]] = [], matching = 0, page = 1, pages = 1
             var queryError: String?
             do {
-                objects = try query.run(inspector)
+                (slice, matching, page, pages) = try query.page(inspector, requested: requested, size: size)
             } catch let error as RealmError {
                 guard case .invalidQuery(_, let offset, _) = error else { throw error }
                 queryError = errorBox(error: "\(error)", query: query.text ?? query.filter, offset: offset)
             }
-            let pages = max(1, (objects.count + size - 1) / size)
-            let page = min(requested, pages)
-            let slice = objects.dropFirst((page - 1) * size).prefix(size)
             let path = HTML.typePath(type)
             let columns = try inspector.columns(ofType: type)
 
@@ -135,7 +144,7 @@ enum Pages {
                 return (.badRequest, HTML.page(title: type, store: store, fingerprint: fingerprint, body: body))
             }
             let exportParameters = query.link
-            body += "<div class=\"toolbar\"><span id=\"matching\">\(objects.count) matching</span> · "
+            body += "<div class=\"toolbar\"><span id=\"matching\">\(matching) matching</span> · "
             body += "<span>page \(page) of \(pages)</span> · export the query as "
             body += "<a id=\"export-csv\" href=\"\(HTML.url(path + "/export.csv", exportParameters))\">CSV</a> "
             body += "<a id=\"export-json\" href=\"\(HTML.url(path + "/export.json", exportParameters))\">JSON</a> · "
@@ -177,7 +186,7 @@ enum Pages {
                 body += "</tr>\n"
             }
             body += "</tbody></table>\n"
-            if objects.isEmpty { body += "<p class=\"muted\">No objects match.</p>\n" }
+            if matching == 0 { body += "<p class=\"muted\">No objects match.</p>\n" }
 
             func pageLink(_ number: Int, _ text: String, id: String) -> String {
                 guard number != page, number >= 1, number <= pages else { return "<span class=\"muted\">\(text)</span>" }

@@ -1,0 +1,51 @@
+// StoreInspector's pages (what the studio's tables show): each page is the same slice of the
+// full answer that `objects(ofType:matching:)` gives, with and without a query, for a type
+// with a primary key and one with hidden ids, and past the end.
+
+import Foundation
+import XCTest
+import StrataStorage
+import StrataTestSupport
+@testable import Strata
+
+final class StoreInspectorPageTests: RealmTestCase {
+    final class Note: Object {
+        @Persisted var text: String = ""
+        @Persisted var rank: Int = 0
+    }
+
+    func testPagesAreSlicesOfTheFullAnswer() throws {
+        let realm = try openRealm(types: allModelTypes + [Note.self])
+        var random = SplitMix64(seed: TestEnvironment.seed(default: 3))
+        try realm.write {
+            for i in 0 ..< 700 {
+                let number = Int(random.next() % 1_000_000)
+                try realm.add(makeUser(String(format: "u%07d", number) + "-\(i)", rank: number % 13, city: ["a", "b", "c"][i % 3]))
+                try realm.create(Note.self, value: ["text": "note \(i)", "rank": i % 7])
+            }
+        }
+        realm.invalidate()
+        let store = try Store(directory: directory, options: StoreOptions())
+        defer { try? store.close() }
+        let inspector = try XCTUnwrap(try StoreInspector(store: store))
+        func json(_ objects: some Collection<[String: Any]>) throws -> Data {
+            try JSONSerialization.data(withJSONObject: Array(objects), options: [.sortedKeys])
+        }
+        for type in ["User", "Note"] {
+            for query in [nil, "rank > 4", "rank > 4 SORT(rank DESC)", "city == 'b' LIMIT(30)", "rank > 99"] {
+                if type == "Note", query?.contains("city") == true { continue }
+                let all = try inspector.objects(ofType: type, matching: query)
+                for (offset, limit) in [(0, 50), (50, 50), (650, 100), (all.count, 10), (all.count + 5, 10), (0, 0)] {
+                    let page = try inspector.page(ofType: type, matching: query, offset: offset, limit: limit)
+                    XCTAssertEqual(page.matching, all.count, "\(type) \(query ?? "all")")
+                    XCTAssertEqual(try json(page.objects), try json(all.dropFirst(offset).prefix(limit)),
+                                   "\(type) \(query ?? "all") at \(offset), \(limit)")
+                }
+            }
+        }
+        XCTAssertThrowsError(try inspector.page(ofType: "User", matching: nil, offset: -1, limit: 5)) { error in
+            XCTAssertTrue("\(error)".contains("non-negative offset"), "\(error)")
+        }
+        XCTAssertThrowsError(try inspector.page(ofType: "Nope", matching: nil, offset: 0, limit: 5))
+    }
+}
