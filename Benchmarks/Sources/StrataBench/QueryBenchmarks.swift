@@ -204,6 +204,27 @@ struct QueryBenchmarks {
         }
     }
 
+    /// `--profile-page N`: the studio's table page — page 100 of 50 objects through
+    /// `StoreInspector.page`, without and with a query, against converting every object
+    /// (`objects(ofType:matching:)`, what the page cost before) — on a store of `n` items.
+    func profilePage(n: Int, rounds: Int) throws {
+        try withProfileRealm(n: n) { loaded, config in
+            loaded.invalidate()
+            let store = try Store(directory: config.directory!, options: StoreOptions())
+            defer { try? store.close() }
+            guard let inspector = try StoreInspector(store: store) else { return }
+            for query in [nil, "age > 40"] as [String?] {
+                var paged: [Double] = [], whole: [Double] = [], checksum = 0
+                for _ in 0 ..< rounds {
+                    paged.append(try time { checksum &+= try inspector.page(ofType: "Item", matching: query, offset: 99 * 50, limit: 50).objects.count })
+                    whole.append(try time { checksum &+= Array(try inspector.objects(ofType: "Item", matching: query).dropFirst(99 * 50).prefix(50)).count })
+                }
+                log(String(format: "%@: a page %.1f ms, every object converted %.1f ms (medians of %d; checksum %d)",
+                           query ?? "no query", median(paged) * 1e3, median(whole) * 1e3, rounds, checksum))
+            }
+        }
+    }
+
     /// Step 3 alone, for perf: load `n` items, run the city query once, then `rounds` × 20
     /// warm runs, printing the first run and the warm median.
     func profileEquality(n: Int, rounds: Int) throws {

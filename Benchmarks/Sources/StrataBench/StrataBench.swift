@@ -55,6 +55,8 @@ struct StrataBench: ParsableCommand {
     var profileEquality: Int?
     @Option(help: "Profile the queries suite's indexed equality as the first query after a reopen, on this many objects (reopened once a round).")
     var profileFirstEquality: Int?
+    @Option(help: "Time one page of 50 objects through StoreInspector (the studio's tables) on a store of this many objects, against converting every object.")
+    var profilePage: Int?
     @Option(help: "Elements of the lists in the scale suite.")
     var listElements = 1_000_000
     @Option(help: "Keys of the engine store in the scale suite.")
@@ -88,6 +90,10 @@ struct StrataBench: ParsableCommand {
         }
         if profileSeal {
             try engine.profileSeal(rounds: max(rounds, 1))
+            return
+        }
+        if let profilePage {
+            try QueryBenchmarks(sizes: [profilePage], workDirectory: work).profilePage(n: profilePage, rounds: max(rounds, 1))
             return
         }
         if let profileFirstEquality {

@@ -72,8 +72,8 @@ public struct StoreInspector {
         }
         let table = StoreLayout.objectTable(type.tableNumber)
         do {
-            let keys = KeyOrder.sorted(try snapshot.keys(table: table))
-            let objects = try keys.dropFirst(offset).prefix(limit).compactMap { key -> [String: Any]? in
+            let keys = try orderedKeys(table: table)
+            let objects = try keys.slice(offset, limit).compactMap { key -> [String: Any]? in
                 guard let row = try snapshot.get(table: table, key: key) else { return nil }
                 return object(key, try fields(of: row, key: key, className: className), of: type)
             }
@@ -83,6 +83,43 @@ public struct StoreInspector {
         } catch {
             throw RealmError.wrap(error)
         }
+    }
+
+    /// A table's keys in key order: integer keys (a primary key's or the hidden ids) read as
+    /// integers and radix-sorted, others as byte arrays.
+    private enum OrderedKeys {
+        case integers([Int64])
+        case bytes([[UInt8]])
+
+        var count: Int {
+            switch self {
+            case .integers(let keys): return keys.count
+            case .bytes(let keys): return keys.count
+            }
+        }
+
+        /// The keys at `offset ..< offset + limit` (fewer at the end).
+        func slice(_ offset: Int, _ limit: Int) -> [[UInt8]] {
+            switch self {
+            case .integers(let keys): return keys.dropFirst(offset).prefix(limit).map { PrimaryKeyValue.int($0).keyBytes }
+            case .bytes(let keys): return Array(keys.dropFirst(offset).prefix(limit))
+            }
+        }
+    }
+
+    private func orderedKeys(table: UInt32) throws -> OrderedKeys {
+        var integers: [Int64] = [], allIntegers = true
+        integers.reserveCapacity(snapshot.count(table: table))
+        try snapshot.forEachKeyBytes(table: table) { key in
+            guard allIntegers else { return }
+            guard key.count == 9, key[0] == PrimaryKeyValue.integerKind else {
+                allIntegers = false
+                return
+            }
+            integers.append(PrimaryKeyValue.integer(orderValue: UInt64(bigEndian: key.loadUnaligned(fromByteOffset: 1, as: UInt64.self))))
+        }
+        if allIntegers { return .integers(KeyOrder.sortedIntegers(integers)) }
+        return .bytes(KeyOrder.sorted(try snapshot.keys(table: table)))
     }
 
     /// The key and fields of each object of `type` that matches `query`, in its order (the
