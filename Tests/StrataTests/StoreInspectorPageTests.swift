@@ -32,8 +32,9 @@ final class StoreInspectorPageTests: RealmTestCase {
             try JSONSerialization.data(withJSONObject: Array(objects), options: [.sortedKeys])
         }
         for type in ["User", "Note"] {
-            for query in [nil, "rank > 4", "rank > 4 SORT(rank DESC)", "city == 'b' LIMIT(30)", "rank > 99"] {
-                if type == "Note", query?.contains("city") == true { continue }
+            for query in [nil, "rank > 4", "rank > 4 SORT(rank DESC)", "city == 'b' LIMIT(30)", "rank > 99",
+                          "city BEGINSWITH 'a' OR rank == 3 SORT(city DESC, rank ASC) LIMIT(300)"] {
+                if type == "Note", query?.contains("city") == true { continue }   // (Note has no city)
                 let all = try inspector.objects(ofType: type, matching: query)
                 for (offset, limit) in [(0, 50), (50, 50), (650, 100), (all.count, 10), (all.count + 5, 10), (0, 0)] {
                     let page = try inspector.page(ofType: type, matching: query, offset: offset, limit: limit)

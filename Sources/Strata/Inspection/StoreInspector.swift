@@ -66,13 +66,10 @@ public struct StoreInspector {
                      offset: Int, limit: Int) throws -> (matching: Int, objects: [[String: Any]]) {
         guard let type = schema[className] else { throw RealmError.unknownType(className) }
         guard offset >= 0, limit >= 0 else { throw RealmError.invalidValue("a page needs a non-negative offset and limit, not \(offset) and \(limit)") }
-        guard query == nil else {
-            let rows = try matchingRows(type, query: query, arguments: arguments)
-            return (rows.count, rows.dropFirst(offset).prefix(limit).map { object($0.key, $0.fields, of: type) })
-        }
         let table = StoreLayout.objectTable(type.tableNumber)
         do {
-            let keys = try orderedKeys(table: table)
+            let keys: OrderedKeys = try query.map { .bytes(try matchingKeys(type, query: $0, arguments: arguments)) }
+                ?? orderedKeys(table: table)
             let objects = try keys.slice(offset, limit).compactMap { key -> [String: Any]? in
                 guard let row = try snapshot.get(table: table, key: key) else { return nil }
                 return object(key, try fields(of: row, key: key, className: className), of: type)
@@ -120,6 +117,59 @@ public struct StoreInspector {
         }
         if allIntegers { return .integers(KeyOrder.sortedIntegers(integers)) }
         return .bytes(KeyOrder.sorted(try snapshot.keys(table: table)))
+    }
+
+    /// The keys of the objects of `type` that match `query`, in its order (the primary key's
+    /// unless it sorts), cut at its limit: each row judged reading only the fields the query
+    /// names, and only the sort's fields kept (a page's rows are decoded whole, the others
+    /// not at all).
+    private func matchingKeys(_ type: ObjectSchema, query: String, arguments: [Any?]) throws -> [[UInt8]] {
+        let root = StoredQueryType(type)
+        let compiled = try CompiledTextQuery.compile(query, arguments: arguments, root: root, source: self)
+        var matches: [(key: [UInt8], sortValues: [FieldValue])] = []
+        func consider(_ key: [UInt8], _ row: [UInt8]) throws {
+            var failure: (any Error)?
+            func field(_ index: Int) -> FieldValue {
+                if index == RowAccess.ownKey { return .link(key) }
+                do {
+                    return try RowFormat.field(index, of: row)
+                } catch {
+                    failure = failure ?? error
+                    return .null
+                }
+            }
+            let matched = compiled.evaluate(self, field)
+            let sortValues = matched ? compiled.sortKeys.map { field($0.index) } : []
+            if let failure {
+                throw RealmError.invalidValue("\(type.className) \(PrimaryKeyValue(keyBytes: key)?.description ?? "?"): \(failure)")
+            }
+            if matched { matches.append((key, sortValues)) }
+        }
+        do {
+            if let keys = try candidateKeys(plan(root, compiled), of: root) {
+                for key in keys {
+                    if let row = try snapshot.get(table: root.table, key: key) { try consider(key, row) }
+                }
+            } else {
+                try snapshot.scan(table: root.table) { key, row in try consider(key, row) }
+            }
+        } catch let error as RealmError {
+            throw error
+        } catch {
+            throw RealmError.wrap(error)
+        }
+        matches.sort { a, b in
+            for (position, key) in compiled.sortKeys.enumerated() {
+                switch QueryCompiler.order(a.sortValues[position], b.sortValues[position]) {
+                case .orderedAscending: return !key.reverse
+                case .orderedDescending: return key.reverse
+                case .orderedSame: continue
+                }
+            }
+            return a.key.lexicographicallyPrecedes(b.key)
+        }
+        if let limit = compiled.limit, matches.count > limit { matches.removeLast(matches.count - limit) }
+        return matches.map(\.key)
     }
 
     /// The key and fields of each object of `type` that matches `query`, in its order (the
