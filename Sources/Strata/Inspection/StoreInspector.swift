@@ -145,31 +145,47 @@ public struct StoreInspector {
             }
             if matched { matches.append((key, sortValues)) }
         }
+        try forEachCandidate(root, compiled, consider)
+        Self.order(&matches, as: compiled, key: \.key) { match, position in match.sortValues[position] }
+        return matches.map(\.key)
+    }
+
+    /// Hands `body` each candidate row of `compiled` over `root` with its key: the primary
+    /// key's one object, the index's objects, or every row (storage errors as `RealmError`).
+    private func forEachCandidate(_ root: StoredQueryType, _ compiled: CompiledTextQuery?,
+                                  _ body: (_ key: [UInt8], _ row: [UInt8]) throws -> Void) throws {
         do {
             if let keys = try candidateKeys(plan(root, compiled), of: root) {
+                // The index names the candidates; the whole query still judges each.
                 for key in keys {
-                    if let row = try snapshot.get(table: root.table, key: key) { try consider(key, row) }
+                    if let row = try snapshot.get(table: root.table, key: key) { try body(key, row) }
                 }
             } else {
-                try snapshot.scan(table: root.table) { key, row in try consider(key, row) }
+                try snapshot.scan(table: root.table, body)
             }
         } catch let error as RealmError {
             throw error
         } catch {
             throw RealmError.wrap(error)
         }
+    }
+
+    /// Puts `matches` in the query's order — its SORT keys (`value(match, i)` is the value of
+    /// the i-th), then the primary key — and cuts them at its LIMIT.
+    private static func order<T>(_ matches: inout [T], as compiled: CompiledTextQuery?, key: (T) -> [UInt8],
+                                 value: (T, Int) -> FieldValue) {
+        let sortKeys = compiled?.sortKeys ?? []
         matches.sort { a, b in
-            for (position, key) in compiled.sortKeys.enumerated() {
-                switch QueryCompiler.order(a.sortValues[position], b.sortValues[position]) {
-                case .orderedAscending: return !key.reverse
-                case .orderedDescending: return key.reverse
+            for (position, sortKey) in sortKeys.enumerated() {
+                switch QueryCompiler.order(value(a, position), value(b, position)) {
+                case .orderedAscending: return !sortKey.reverse
+                case .orderedDescending: return sortKey.reverse
                 case .orderedSame: continue
                 }
             }
-            return a.key.lexicographicallyPrecedes(b.key)
+            return key(a).lexicographicallyPrecedes(key(b))
         }
-        if let limit = compiled.limit, matches.count > limit { matches.removeLast(matches.count - limit) }
-        return matches.map(\.key)
+        if let limit = compiled?.limit, matches.count > limit { matches.removeLast(matches.count - limit) }
     }
 
     /// The key and fields of each object of `type` that matches `query`, in its order (the
@@ -178,41 +194,20 @@ public struct StoreInspector {
         let root = StoredQueryType(type)
         let compiled = try query.map { try CompiledTextQuery.compile($0, arguments: arguments, root: root, source: self) }
         var rows: [(key: [UInt8], fields: [FieldValue])] = []
-        do {
-            func consider(_ key: [UInt8], _ row: [UInt8]) throws {
-                let fields = try self.fields(of: row, key: key, className: type.className)
-                if let compiled {
-                    let field: (Int) -> FieldValue = { $0 == RowAccess.ownKey ? .link(key) : $0 < fields.count ? fields[$0] : .null }
-                    guard compiled.evaluate(self, field) else { return }
-                }
-                rows.append((key, fields))
+        func consider(_ key: [UInt8], _ row: [UInt8]) throws {
+            let fields = try self.fields(of: row, key: key, className: type.className)
+            if let compiled {
+                let field: (Int) -> FieldValue = { $0 == RowAccess.ownKey ? .link(key) : $0 < fields.count ? fields[$0] : .null }
+                guard compiled.evaluate(self, field) else { return }
             }
-            if let keys = try candidateKeys(plan(root, compiled), of: root) {
-                // The index names the candidates; the whole query still judges each.
-                for key in keys {
-                    if let row = try snapshot.get(table: root.table, key: key) { try consider(key, row) }
-                }
-            } else {
-                try snapshot.scan(table: root.table) { key, row in try consider(key, row) }
-            }
-        } catch let error as RealmError {
-            throw error
-        } catch {
-            throw RealmError.wrap(error)
+            rows.append((key, fields))
         }
+        try forEachCandidate(root, compiled, consider)
         let sortKeys = compiled?.sortKeys ?? []
-        rows.sort { a, b in
-            for key in sortKeys {
-                let x = key.index < a.fields.count ? a.fields[key.index] : .null, y = key.index < b.fields.count ? b.fields[key.index] : .null
-                switch QueryCompiler.order(x, y) {
-                case .orderedAscending: return !key.reverse
-                case .orderedDescending: return key.reverse
-                case .orderedSame: continue
-                }
-            }
-            return a.key.lexicographicallyPrecedes(b.key)
+        Self.order(&rows, as: compiled, key: \.key) { row, position in
+            let index = sortKeys[position].index
+            return index < row.fields.count ? row.fields[index] : .null
         }
-        if let limit = compiled?.limit, rows.count > limit { rows.removeLast(rows.count - limit) }
         return rows
     }
 
