@@ -88,24 +88,8 @@ final class FollowerTests: XCTestCase {
     /// after each refresh, never goes back, and reads on past the new writer's commits.
     func testAFollowerOutlivesAWriterKilledAndRestarted() throws {
         let dir = TemporaryDirectory("follow-restart")
-        func startWriter() throws -> (ChildProcess, Locked<UInt64>, Thread) {
-            let child = try ChildProcess(executable: KillTests.helperPath, arguments: [dir.path, "full", "4096"])
-            guard let ready = child.output.nextLine(), ready.hasPrefix("ready") else {
-                child.terminate()
-                throw XCTSkip("helper did not start; is \(KillTests.helperPath) built?")
-            }
-            let acknowledged = Locked<UInt64>(0)
-            nonisolated(unsafe) let output = child.output   // read by the drainer alone
-            let drainer = Thread {
-                while let line = output.nextLine() {
-                    if line.hasPrefix("ack "), let sequence = UInt64(line.dropFirst(4)) { acknowledged.withLock { $0 = max($0, sequence) } }
-                }
-            }
-            drainer.start()
-            return (child, acknowledged, drainer)
-        }
-        var (child, acknowledged, drainer) = try startWriter()
-        while acknowledged.withLock({ $0 }) < 3 { usleep(1_000) }
+        var writer = try WriterProcess(dir, ["full", "4096"])
+        while writer.acknowledged.withLock({ $0 }) < 3 { usleep(1_000) }
         var options = StoreOptions()
         options.readOnly = true
         let store = try Store(directory: dir.url, options: options)
@@ -128,17 +112,13 @@ final class FollowerTests: XCTestCase {
                 usleep(2_000)
             }
         }
-        try follow(for: 0.5, writer: acknowledged)
-        child.killAndWait()
-        while !drainer.isFinished { usleep(1_000) }
+        try follow(for: 0.5, writer: writer.acknowledged)
+        writer.stop()
         let beforeRestart = seen
         try follow(for: 0.1, writer: nil)   // the writer is gone: its last published state stays
-        (child, acknowledged, drainer) = try startWriter()
-        defer {
-            child.killAndWait()
-            while !drainer.isFinished { usleep(1_000) }
-        }
-        try follow(for: 0.5 * Double(TestEnvironment.fuzzScale), writer: acknowledged)
+        writer = try WriterProcess(dir, ["full", "4096"])
+        defer { writer.stop() }
+        try follow(for: 0.5 * Double(TestEnvironment.fuzzScale), writer: writer.acknowledged)
         XCTAssertGreaterThan(seen, beforeRestart, "the follower read the new writer's commits")
         print("follower across a writer's SIGKILL and restart: \(refreshes) refreshes, commit \(beforeRestart) at the kill, \(seen) at the end")
     }
@@ -244,23 +224,9 @@ final class FollowerTests: XCTestCase {
     /// encrypts) meanwhile.
     private func refreshAlong(flags: [String], pause: TimeInterval = 0) throws {
         let dir = TemporaryDirectory("follow-refresh")
-        let child = try ChildProcess(executable: KillTests.helperPath, arguments: [dir.path, "full", "4096"] + flags)
-        guard let ready = child.output.nextLine(), ready.hasPrefix("ready") else {
-            child.terminate()
-            return XCTFail("helper did not start; is \(KillTests.helperPath) built?")
-        }
-        let acknowledged = Locked<UInt64>(0)
-        nonisolated(unsafe) let output = child.output   // read by the drainer alone
-        let drainer = Thread {
-            while let line = output.nextLine() {
-                if line.hasPrefix("ack "), let sequence = UInt64(line.dropFirst(4)) { acknowledged.withLock { $0 = max($0, sequence) } }
-            }
-        }
-        drainer.start()
-        defer {
-            child.killAndWait()
-            while !drainer.isFinished { usleep(1_000) }
-        }
+        let writer = try WriterProcess(dir, ["full", "4096"] + flags)
+        defer { writer.stop() }
+        let acknowledged = writer.acknowledged
         while acknowledged.withLock({ $0 }) < 3 { usleep(1_000) }
         var options = StoreOptions()
         options.readOnly = true
@@ -330,20 +296,8 @@ final class FollowerTests: XCTestCase {
 
     private func follow(compacting: Bool) throws {
         let dir = TemporaryDirectory("follow")
-        let child = try ChildProcess(executable: KillTests.helperPath,
-                                     arguments: [dir.path, "full", compacting ? "4096" : "16384"] + (compacting ? ["compact"] : []))
-        guard let ready = child.output.nextLine(), ready.hasPrefix("ready") else {
-            child.terminate()
-            return XCTFail("helper did not start; is \(KillTests.helperPath) built?")
-        }
-        let acknowledged = Locked<UInt64>(0)
-        nonisolated(unsafe) let output = child.output   // read by the drainer alone
-        let drainer = Thread {
-            while let line = output.nextLine() {
-                if line.hasPrefix("ack "), let sequence = UInt64(line.dropFirst(4)) { acknowledged.withLock { $0 = max($0, sequence) } }
-            }
-        }
-        drainer.start()
+        let writer = try WriterProcess(dir, ["full", compacting ? "4096" : "16384"] + (compacting ? ["compact"] : []))
+        let acknowledged = writer.acknowledged
         var options = StoreOptions()
         options.readOnly = true
         var opens = 0, lastSeen: UInt64 = 0
@@ -360,8 +314,7 @@ final class FollowerTests: XCTestCase {
             lastSeen = max(lastSeen, sequence)
             opens += 1
         }
-        child.killAndWait()
-        while !drainer.isFinished { usleep(1_000) }
+        writer.stop()
         XCTAssertGreaterThan(opens, 5)
         XCTAssertGreaterThan(lastSeen, 0)
         // The writer gone, a read-only open reads the store as it lies (no beacon needed).
@@ -371,5 +324,41 @@ final class FollowerTests: XCTestCase {
         assertSame(try contents(of: store.snapshot()), KillWorkload.model(upTo: store.lastSequence), "after the writer died")
         try store.close()
         print("follower test\(compacting ? " with compaction" : ""): \(opens) read-only opens beside the writer, up to commit \(lastSeen)")
+    }
+}
+
+/// The crash helper writing `dir` in a child process, and the highest commit it has
+/// acknowledged (read from its output by a drainer thread).
+private struct WriterProcess {
+    struct DidNotStart: Error, CustomStringConvertible {
+        var description: String { "the crash helper did not start; is \(KillTests.helperPath) built?" }
+    }
+
+    let child: ChildProcess
+    let acknowledged = Locked<UInt64>(0)
+    let drainer: Thread
+
+    /// Starts the helper with `arguments` after the directory; throws (a test failure)
+    /// when it does not report ready.
+    init(_ dir: TemporaryDirectory, _ arguments: [String]) throws {
+        child = try ChildProcess(executable: KillTests.helperPath, arguments: [dir.path] + arguments)
+        guard let ready = child.output.nextLine(), ready.hasPrefix("ready") else {
+            child.terminate()
+            throw DidNotStart()
+        }
+        let acknowledged = self.acknowledged
+        nonisolated(unsafe) let output = child.output   // read by the drainer alone
+        drainer = Thread {
+            while let line = output.nextLine() {
+                if line.hasPrefix("ack "), let sequence = UInt64(line.dropFirst(4)) { acknowledged.withLock { $0 = max($0, sequence) } }
+            }
+        }
+        drainer.start()
+    }
+
+    /// Kills the writer (SIGKILL) and waits until its output is read to the end.
+    func stop() {
+        child.killAndWait()
+        while !drainer.isFinished { usleep(1_000) }
     }
 }
