@@ -230,8 +230,16 @@ public final class Store: @unchecked Sendable {
     ///   is damaged beyond what a crash can cause; ``StoreError/invalidArgument(_:)`` for bad
     ///   options. A torn tail left by a crash is repaired silently: only the transactions
     ///   whose commit record is intact are kept.
-    public init(directory: URL, options: StoreOptions = StoreOptions()) throws {
-        try options.validate()
+    public init(directory: URL, options requested: StoreOptions = StoreOptions()) throws {
+        try requested.validate()
+        var options = requested
+        options.multiProcessWriting = requested.multiProcessWriting && !requested.readOnly
+        if options.multiProcessWriting {
+            // Writing in turns: a writer's open (creating the store, or repairing what a
+            // crash left) and close, then this store follows, holding no writer lock.
+            try Store(directory: directory, options: Store.turnOptions(requested, atOpen: true)).close()
+            options.readOnly = true
+        }
         self.directory = directory
         self.path = directory.path
         self.options = options
@@ -247,8 +255,19 @@ public final class Store: @unchecked Sendable {
         }
         var lock: any FileLock
         var following = false
+        var followFrom: Beacon.State?
         do {
+            if options.multiProcessWriting { throw StoreError.locked(path + "/LOCK") }
             lock = try Store.lock(path + "/LOCK", options: options)
+            if options.readOnly, let clean = Store.closedWriterState(path: path, cipher: options.cipher, fileSystem: fs) {
+                // No writer, and the last one closed cleanly: read it as a follower all the
+                // same, so that a writer opening later is not kept out by this reader.
+                let readers = try Store.lock(path + "/" + Beacon.readersFileName, options: options, waitSeconds: 1)
+                lock.unlock()
+                lock = readers
+                following = true
+                followFrom = clean
+            }
         } catch StoreError.locked where options.readOnly {
             // A writer holds the store: read what it made durable, and say so to it (it then
             // deletes retired segments whole, never truncating them under our mappings).
@@ -257,9 +276,11 @@ public final class Store: @unchecked Sendable {
         }
         let recovered: Recovered
         do {
-            if following {
+            if options.multiProcessWriting {
+                recovered = try Store.recoverFollowingInTurns(path: path, options: options)
+            } else if following {
                 do {
-                    recovered = try Store.recoverFollowing(path: path, options: options)
+                    recovered = try Store.recoverFollowing(path: path, options: options, at: followFrom)
                 } catch Store.WriterLeft.writerLeft {
                     // It closed (or died) before publishing: the store is as it lies on disk.
                     lock.unlock()

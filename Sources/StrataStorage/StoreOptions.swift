@@ -71,6 +71,25 @@ public struct StoreOptions: Sendable {
     /// wait. Read-only opens never wait for a writer: they read beside it.
     public var lockWaitTimeout: Double = 5
 
+    /// Lets several processes write the store, one write transaction at a time (as Realm
+    /// lets an app and its extensions, or pre-forked workers, share one file). Default false:
+    /// one writer process holds the store from open to close, and commits cost only their
+    /// own records and sync.
+    ///
+    /// With it, every process opens the store with this option and holds no lock between
+    /// transactions: it reads the store as a follower (``Store/isFollowingAWriter``, moving
+    /// forward on ``Store/refresh()`` and its watch thread), and each write transaction
+    /// takes the store's writer lock (waiting up to ``lockWaitTimeout``), reads what other
+    /// processes committed since, appends its records, syncs, records a clean state and
+    /// lets the lock go — a writer killed mid-transaction releases it, and the next one
+    /// repairs the torn tail as an open does. So every commit is durable when it returns,
+    /// whatever ``durability`` says, and costs an open and a close of the writer's state
+    /// (docs/benchmarks.md has the figures): use it where processes must share writes, not
+    /// for one busy writer. Compaction runs only when asked (``Store/compact()``, which
+    /// holds the writer lock throughout) or at open (``shouldCompactOnOpen``). Ignored with
+    /// ``readOnly``.
+    public var multiProcessWriting: Bool = false
+
     /// Asked once at a writable open, with the bytes of all segment files and the bytes of
     /// live records: return true to compact before `Store(…)` returns. This is what
     /// `Realm.Configuration.shouldCompactOnLaunch` maps onto. Default nil (never).

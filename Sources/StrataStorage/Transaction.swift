@@ -36,6 +36,9 @@ public final class Transaction {
     /// What the object layer says this commit changed, handed with its sequence to the
     /// store's commit observer while the gate is still held (nil: not known).
     package var commitNote: (any Sendable)?
+    /// Writing in turns (Store+Turns.swift): closes the turn's writer once this transaction
+    /// has committed or rolled back. Called once.
+    var endOfTurn: (() throws -> Void)?
 
     init(store: Store, sequence: UInt64) {
         self.store = store
@@ -186,6 +189,7 @@ public final class Transaction {
             finished = true
             let newest = store.lastAppendedSequence
             store.releaseGate()
+            try finishTurn()
             return (newest, false)
         }
         do {
@@ -205,7 +209,18 @@ public final class Transaction {
         store.publishCommit(sequence: sequence)
         finished = true
         store.releaseGate()
+        if endOfTurn != nil {
+            // The turn's close synced it.
+            try finishTurn()
+            return (sequence, false)
+        }
         return (sequence, store.options.durability == .full)
+    }
+
+    private func finishTurn() throws {
+        guard let end = endOfTurn else { return }
+        endOfTurn = nil
+        try end()
     }
 
     /// Discards everything the transaction wrote. Harmless after commit or rollback.
@@ -218,5 +233,6 @@ public final class Transaction {
         store.writerSpace = savedSpace
         store.activeHint.truncate(to: savedHint)
         store.releaseGate()
+        try? finishTurn()
     }
 }

@@ -2,7 +2,7 @@
 // given on the command line and commits KillWorkload transactions forever, printing
 // "ack <sequence>" after each commit returns, until the parent kills it.
 //
-//   strata-crash-helper <directory> <full|normal|none> <segment-size> [compact] [encrypted]
+//   strata-crash-helper <directory> <full|normal|none> <segment-size> [compact] [encrypted] [turns]
 //   strata-crash-helper <directory> follow
 //
 // `follow`: opens the store read-only beside its writer (the test) and prints "at <sequence>";
@@ -10,7 +10,10 @@
 // "quit" (or the end of its input) closes the store and exits.
 //
 // With `compact`, automatic compaction runs at every opportunity, so kills land in it; with
-// `encrypted`, the store is encrypted with KillWorkload.encryptionKey.
+// `encrypted`, the store is encrypted with KillWorkload.encryptionKey; with `turns`, the store
+// is written in turns with other processes (StoreOptions.multiProcessWriting): each
+// transaction writes the operations of the sequence it commits as, whoever wrote the one
+// before, so the store is always KillWorkload.model(upTo: its last sequence).
 
 #if canImport(Glibc)
 import Glibc
@@ -42,8 +45,8 @@ if arguments.count == 3, arguments[2] == "follow" {
     }
 }
 let flags = Set(arguments.dropFirst(4))
-guard arguments.count >= 4, let segmentSize = Int(arguments[3]), flags.isSubset(of: ["compact", "encrypted"]) else {
-    emit("usage: strata-crash-helper <directory> <full|normal|none> <segment-size> [compact] [encrypted]", to: 2)
+guard arguments.count >= 4, let segmentSize = Int(arguments[3]), flags.isSubset(of: ["compact", "encrypted", "turns"]) else {
+    emit("usage: strata-crash-helper <directory> <full|normal|none> <segment-size> [compact] [encrypted] [turns]", to: 2)
     exit(2)
 }
 var options = StoreOptions()
@@ -58,9 +61,18 @@ if flags.contains("compact") {
 } else {
     options.autoCompaction = .disabled
 }
+options.multiProcessWriting = flags.contains("turns")
 do {
     let store = try Store(path: arguments[1], options: options)
     emit("ready \(store.lastSequence)")
+    while options.multiProcessWriting {
+        let sequence = try store.write { txn in
+            for (table, key, value) in KillWorkload.operations(of: txn.sequence) {
+                if let value { try txn.put(table: table, key: key, value: value) } else { try txn.delete(table: table, key: key) }
+            }
+        }
+        emit("ack \(sequence)")
+    }
     while true {
         let next = store.lastSequence + 1
         let sequence = try store.write { txn in

@@ -79,7 +79,13 @@ final class ReliabilityReadOnlyTests: XCTestCase {
         XCTAssertEqual(try store.get(table: 1, key: bytes("k")), bytes("v"))
         // Back to our own user (a changed effective user may not read /proc/self/fd).
         restore()
-        XCTAssertEqual(try lockAccessModes(dir.path + "/LOCK"), [O_RDONLY], "the store holds LOCK through a read-only descriptor")
+        // Closed cleanly, the store is read as a follower: it holds READERS (reader presence,
+        // never the writer's LOCK), through read-only descriptors.
+        XCTAssertTrue(store.isFollowingAWriter)
+        XCTAssertEqual(try lockAccessModes(dir.path + "/LOCK"), [], "a reader holds no LOCK")
+        let readers = try lockAccessModes(dir.path + "/READERS")
+        XCTAssertFalse(readers.isEmpty, "the reader holds READERS")
+        XCTAssertEqual(readers.filter { $0 != O_RDONLY }, [], "the store holds READERS through read-only descriptors")
         try store.close()
     }
 

@@ -177,8 +177,9 @@ extension Store {
     /// - Throws: ``StoreError/closed``, ``StoreError/invalidArgument(_:)`` for a read-only
     ///   store or a nested transaction in the same task (or thread, outside tasks), I/O errors from sealing a full segment.
     public func beginTransaction() throws -> Transaction {
-        guard !options.readOnly else { throw StoreError.invalidArgument("the store was opened read-only") }
+        guard !options.readOnly || options.multiProcessWriting else { throw StoreError.invalidArgument("the store was opened read-only") }
         try acquireGate()
+        if options.multiProcessWriting { return try transactionInTurn() }
         return try transactionHoldingGate()
     }
 
@@ -189,8 +190,9 @@ extension Store {
     /// - Throws: `CancellationError` if the task is cancelled while waiting; as
     ///   ``beginTransaction()``.
     package func beginTransactionAsync(isolation: isolated (any Actor)? = #isolation) async throws -> Transaction {
-        guard !options.readOnly else { throw StoreError.invalidArgument("the store was opened read-only") }
+        guard !options.readOnly || options.multiProcessWriting else { throw StoreError.invalidArgument("the store was opened read-only") }
         try await acquireGateAsync()
+        if options.multiProcessWriting { return try await transactionInTurnAsync() }
         return try transactionHoldingGate()
     }
 

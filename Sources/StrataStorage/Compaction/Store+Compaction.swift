@@ -106,6 +106,7 @@ extension Store {
     ///   I/O errors, ``StoreError/closed``, ``StoreError/invalidArgument(_:)`` on a read-only store.
     @discardableResult
     public func compact() throws -> CompactionReport {
+        if options.multiProcessWriting { return try compactInTurn() }
         do {
             let report = try runCompaction(manual: true)
             reclaimDoomedFiles()

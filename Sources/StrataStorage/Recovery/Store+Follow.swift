@@ -58,6 +58,13 @@ extension Store {
         guard isFollowingAWriter else { return false }
         try acquireGate()
         defer { releaseGate() }
+        return try followHoldingGate(quietThrough: 0)
+    }
+
+    /// ``refresh()`` with the gate held; commits up to `quietThrough` are read without
+    /// being reported to the commit observer (this process wrote them in turns and reported
+    /// them when it committed).
+    func followHoldingGate(quietThrough: UInt64) throws -> Bool {
         guard !syncMonitor.withLock({ closed }) else { throw StoreError.closed }
         guard let from = followed, let target = Beacon.read(path: path, fileSystem: fileSystem) ?? closedWriterState(),
               target != from else { return false }
@@ -73,7 +80,7 @@ extension Store {
             tail.closeNewFile()
             throw error
         }
-        for (sequence, commit) in tail.commits { commitObserver?(sequence, commit) }
+        for (sequence, commit) in tail.commits where sequence > quietThrough { commitObserver?(sequence, commit) }
         adopt(target, directory: tail.directory, space: tail.space, activeID: tail.activeID, activeRegion: tail.activeRegion,
               activeSize: target.end, activeCipher: tail.activeCipher, file: tail.file)
         // (A roll moves the beacon to the next segment without a commit.)
@@ -91,9 +98,40 @@ extension Store {
     /// the marker before it writes `HEAD`: then nothing, and the next refresh reads its
     /// `HEAD`). A writer that crashed leaves its `HEAD`.
     private func closedWriterState() -> Beacon.State? {
-        let marker = try? Store.readMarker(path: path, names: [CleanShutdown.fileName], cipher: storeCipher, fileSystem: fileSystem)
+        Store.closedWriterState(path: path, cipher: storeCipher, fileSystem: fileSystem)
+    }
+
+    static func closedWriterState(path: String, cipher: StoreCipher?, fileSystem: any FileSystem) -> Beacon.State? {
+        let marker = try? Store.readMarker(path: path, names: [CleanShutdown.fileName], cipher: cipher, fileSystem: fileSystem)
         guard let marker = marker ?? nil else { return nil }
         return Beacon.State(segment: marker.segmentID, end: marker.segmentLength, sequence: marker.lastSequence)
+    }
+
+    /// The open of a store written in turns (``StoreOptions/multiProcessWriting``): at the
+    /// state the writer of the moment publishes, or, between turns, the one the last
+    /// writer's clean close recorded. Neither is there only while a writer opens (it removes
+    /// the marker before it writes `HEAD`) or after a writer died before publishing: then
+    /// it waits, as a writer's open would, up to ``StoreOptions/lockWaitTimeout``.
+    static func recoverFollowingInTurns(path: String, options: StoreOptions) throws -> Recovered {
+        let deadline = monotonicSeconds() + max(0, options.lockWaitTimeout) + 2
+        while true {
+            if let state = Beacon.read(path: path, fileSystem: options.fileSystem)
+                ?? closedWriterState(path: path, cipher: options.cipher, fileSystem: options.fileSystem) {
+                do {
+                    return try recoverFollowing(path: path, options: options, at: state)
+                } catch WriterLeft.writerLeft {
+                    // Between two turns: read the state the last one recorded.
+                }
+            } else if let probe = try? options.fileSystem.lock(path + "/LOCK", shared: true) {
+                // No writer, no clean state: one died without publishing. Repair as a
+                // writer's open does, then read what it recorded.
+                probe.unlock()
+                try Store(directory: URL(fileURLWithPath: path), options: turnOptions(options, atOpen: false)).close()
+                continue
+            }
+            guard monotonicSeconds() < deadline else { throw StoreError.locked(path + "/LOCK") }
+            usleep(2_000)
+        }
     }
 
     /// Opens the store again beside the writer (bounded recovery, as the first open), at

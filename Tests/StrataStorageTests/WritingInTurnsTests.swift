@@ -1,0 +1,194 @@
+// Several writers of one store, one transaction at a time (StoreOptions.multiProcessWriting):
+// stores of this process (each its own open file description, so the writer lock excludes
+// them from each other as it does processes), then real processes — two crash helpers and
+// this test writing in turns, one helper killed mid-run.
+
+import Foundation
+import XCTest
+import StrataTestSupport
+@testable import StrataStorage
+@testable import strata_crash_helper
+
+final class WritingInTurnsTests: XCTestCase {
+    private func turns(segmentSize: Int = 64 << 20) -> StoreOptions {
+        var o = options(segmentSize: segmentSize)
+        o.multiProcessWriting = true
+        o.lockWaitTimeout = 30
+        return o
+    }
+
+    /// Each transaction starts from every commit before it, whichever store made it: a
+    /// read-modify-write counter from four threads, each with its own store, loses no
+    /// increment; each store's observer hears of every commit exactly once.
+    func testStoresWritingInTurnsSerializeTheirTransactions() throws {
+        let dir = TemporaryDirectory("turns-counter")
+        let perWriter = 40
+        let stores = try (0 ..< 4).map { _ in try Store(directory: dir.url, options: turns(segmentSize: 4096)) }
+        for store in stores { XCTAssertTrue(store.isFollowingAWriter) }
+        let heard = (0 ..< 4).map { _ in Locked<[UInt64]>([]) }
+        for (store, log) in zip(stores, heard) { store.observeCommits { sequence, _ in log.withLock { $0.append(sequence) } } }
+        let failures = Locked<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { w in
+            for i in 0 ..< perWriter {
+                do {
+                    try stores[w].write { txn in
+                        let count = try txn.get(table: 1, key: bytes("count")).flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
+                        try txn.put(table: 1, key: bytes("count"), value: bytes("\(count + 1)"))
+                        try txn.put(table: 2, key: bytes("w\(w)-\(i)"), value: bytes("\(txn.sequence)"))
+                    }
+                } catch {
+                    failures.withLock { $0.append("writer \(w), write \(i): \(error)") }
+                }
+            }
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        let total = 4 * perWriter
+        for (n, store) in stores.enumerated() {
+            try store.refresh()
+            XCTAssertEqual(store.lastSequence, UInt64(total), "store \(n)")
+            let snapshot = store.snapshot()
+            XCTAssertEqual(try snapshot.get(table: 1, key: bytes("count")), bytes("\(total)"), "store \(n): an increment was lost")
+            var rows = 0
+            try snapshot.scan(table: 2) { _, _ in rows += 1 }
+            XCTAssertEqual(rows, total, "store \(n)")
+            XCTAssertEqual(heard[n].withLock { $0 }, Array(1 ... UInt64(total)), "store \(n): each commit heard once, in order")
+        }
+        for store in stores { try store.close() }
+        // A plain writer opens it afterwards as any store.
+        let plain = try Store(directory: dir.url)
+        XCTAssertEqual(try plain.get(table: 1, key: bytes("count")), bytes("\(total)"))
+        try plain.close()
+    }
+
+    /// A transaction rolled back, a transaction that wrote nothing and a compaction each
+    /// end their turn: the writer lock is free again, and the stores agree.
+    func testRollbacksEmptyTransactionsAndCompactionsEndTheirTurn() throws {
+        let dir = TemporaryDirectory("turns-end")
+        let a = try Store(directory: dir.url, options: turns(segmentSize: 4096))
+        let b = try Store(directory: dir.url, options: turns(segmentSize: 4096))
+        defer { try? a.close(); try? b.close() }
+        for n in 0 ..< 30 { try a.write { try $0.put(table: 1, key: key(n % 5), value: value(UInt64(n), length: 400)) } }
+        struct Refused: Error {}
+        XCTAssertThrowsError(try b.write { txn in
+            try txn.put(table: 1, key: bytes("never"), value: bytes("x"))
+            throw Refused()
+        })
+        let empty = try b.write { _ in }
+        XCTAssertEqual(empty, 30)
+        let report = try b.compact()
+        XCTAssertGreaterThan(report.segmentsCompacted, 0)
+        try a.write { try $0.put(table: 1, key: bytes("after"), value: bytes("compaction")) }
+        try b.refresh()
+        let expected = try contents(of: a.snapshot())
+        assertSame(try contents(of: b.snapshot()), expected, "b after a's write past b's compaction")
+        XCTAssertNil(try b.get(table: 1, key: bytes("never")))
+        XCTAssertEqual(try b.get(table: 1, key: bytes("after")), bytes("compaction"))
+    }
+
+    /// A read-only store opened between two turns (no writer holds the store then) follows
+    /// the writers and never keeps them out: reader presence is not the writer lock.
+    func testAStoreOpenedReadOnlyBetweenTurnsFollowsThem() throws {
+        let dir = TemporaryDirectory("turns-follower")
+        let writer = try Store(directory: dir.url, options: turns())
+        defer { try? writer.close() }
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        try writer.write { try $0.put(table: 1, key: bytes("a"), value: bytes("1")) }
+        let follower = try Store(directory: dir.url, options: readOnly)
+        defer { try? follower.close() }
+        try writer.write { try $0.put(table: 1, key: bytes("b"), value: bytes("2")) }
+        try follower.refresh()
+        XCTAssertEqual(try follower.get(table: 1, key: bytes("b")), bytes("2"))
+        // The follower holds no writer lock: the writer's next turn does not wait for it.
+        try writer.write { try $0.put(table: 1, key: bytes("c"), value: bytes("3")) }
+    }
+
+    /// Two crash helpers and this process write one store in turns; one helper is killed
+    /// (SIGKILL) mid-run, perhaps holding the writer lock with a transaction half-written.
+    /// The others go on (the lock went with the dead process; the next turn repairs its
+    /// tail), every sequence is committed by exactly one process, and the store is always
+    /// exactly the workload's state at its last sequence.
+    func testTwoWriterProcessesAlternateAndOneKilledLosesNothing() throws {
+        let dir = TemporaryDirectory("turns-processes")
+        let me = try Store(directory: dir.url, options: turns(segmentSize: 4096))
+        defer { try? me.close() }
+        let a = try TurnWriter(dir), b = try TurnWriter(dir)
+        var mine: [UInt64] = []
+        var checks = 0
+        func writeAndCheck() throws {
+            let sequence = try me.write { txn in
+                for (table, key, value) in KillWorkload.operations(of: txn.sequence) {
+                    if let value { try txn.put(table: table, key: key, value: value) } else { try txn.delete(table: table, key: key) }
+                }
+            }
+            mine.append(sequence)
+            if mine.count % 10 == 0 {
+                assertSame(try contents(of: me.snapshot()), KillWorkload.model(upTo: me.lastSequence), "after my commit \(sequence)")
+                checks += 1
+            }
+        }
+        let deadline = Date().addingTimeInterval(1.5 * Double(TestEnvironment.fuzzScale))
+        while Date() < deadline || a.acks.withLock({ $0.count }) < 5 || b.acks.withLock({ $0.count }) < 5 {
+            try writeAndCheck()
+            XCTAssertTrue(a.isRunning && b.isRunning, "a writer helper exited")
+            guard a.isRunning && b.isRunning else { return }
+        }
+        a.stop()
+        let bAtKill = b.acks.withLock { $0.count }
+        let myAtKill = mine.count
+        while b.acks.withLock({ $0.count }) < bAtKill + 5 || mine.count < myAtKill + 5 {
+            try writeAndCheck()
+            guard b.isRunning else { return XCTFail("the surviving helper exited") }
+        }
+        b.stop()
+        try me.refresh()
+        let ackedA = a.acks.withLock { $0 }, ackedB = b.acks.withLock { $0 }
+        let all = ackedA + ackedB + mine
+        XCTAssertEqual(Set(all).count, all.count, "a sequence acknowledged by two writers")
+        XCTAssertGreaterThanOrEqual(me.lastSequence, all.max() ?? 0)
+        XCTAssertLessThan(ackedA.min()!, ackedB.max()!, "the helpers took turns")
+        XCTAssertLessThan(ackedB.min()!, ackedA.max()!, "the helpers took turns")
+        assertSame(try contents(of: me.snapshot()), KillWorkload.model(upTo: me.lastSequence), "at the end")
+        let last = me.lastSequence
+        try me.close()
+        let reopened = try Store(directory: dir.url)
+        XCTAssertEqual(reopened.lastSequence, last)
+        assertSame(try contents(of: reopened.snapshot()), KillWorkload.model(upTo: last), "reopened by a plain writer")
+        try reopened.close()
+        print("writing in turns: helpers \(ackedA.count) and \(ackedB.count) commits, this process \(mine.count), \(checks) checks, last \(last)")
+    }
+}
+
+/// The crash helper writing in turns, and every sequence it acknowledged.
+private final class TurnWriter: @unchecked Sendable {
+    struct DidNotStart: Error, CustomStringConvertible {
+        var description: String { "the crash helper did not start; is \(KillTests.helperPath) built?" }
+    }
+
+    let child: ChildProcess
+    let acks = Locked<[UInt64]>([])
+    private let drainer: Thread
+
+    init(_ dir: TemporaryDirectory) throws {
+        child = try ChildProcess(executable: KillTests.helperPath, arguments: [dir.path, "full", "4096", "turns"])
+        guard let ready = child.output.nextLine(), ready.hasPrefix("ready") else {
+            child.terminate()
+            throw DidNotStart()
+        }
+        let acks = self.acks
+        nonisolated(unsafe) let output = child.output   // read by the drainer alone
+        drainer = Thread {
+            while let line = output.nextLine() {
+                if line.hasPrefix("ack "), let sequence = UInt64(line.dropFirst(4)) { acks.withLock { $0.append(sequence) } }
+            }
+        }
+        drainer.start()
+    }
+
+    var isRunning: Bool { child.process.isRunning }
+
+    func stop() {
+        child.killAndWait()
+        while !drainer.isFinished { usleep(1_000) }
+    }
+}
