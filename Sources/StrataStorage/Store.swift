@@ -339,7 +339,7 @@ public final class Store: @unchecked Sendable {
         if options.durability == .normal && !options.readOnly {
             startBackgroundSyncer()
         }
-        if let image = recovered.directory.image {
+        if let image = recovered.directory.image, options.checksImageInBackground {
             // Each page is checked when first touched; this checks the rest soon after, so
             // damage is found (and the covered log's mappings released) within milliseconds.
             DispatchQueue.global(qos: .utility).async { image.checkAll() }
@@ -585,10 +585,14 @@ public final class Store: @unchecked Sendable {
                               path: path, fileSystem: fileSystem)
     }
 
+    /// The marker's rename is not synced: the open that follows a close removed any
+    /// earlier marker durably, so a crash can lose only this one, and a store without a
+    /// marker is recovered as after a crash (correct, if slower). Its bytes are synced before
+    /// the rename, so a marker that survives is whole.
     private func writeCleanShutdownMarker() throws {
         let marker = CleanShutdown.Marker(segmentID: activeID, segmentLength: activeSize, lastSequence: lastAppendedSequence)
         try Store.writeFileAtomically(directory: path, name: CleanShutdown.fileName,
                                       bytes: try Store.sealSmallFile(CleanShutdown.encode(marker), kind: .cleanMarker, cipher: storeCipher),
-                                      fileSystem: fileSystem)
+                                      fileSystem: fileSystem, syncingDirectory: false)
     }
 }

@@ -125,6 +125,10 @@ public struct StoreOptions: Sendable {
     public var encryptionKey: Data?
     /// A file layer that replaces the POSIX one (tests inject faults here).
     var customFileSystem: (any FileSystem)?
+    /// Whether the open checks the index image's remaining pages in the background (each
+    /// page is checked when first touched either way). Off for the writer of one turn
+    /// (``multiProcessWriting``), which lives for one transaction.
+    var checksImageInBackground = true
 
     /// The file layer under the engine: POSIX with ``fileMode``, unless a test set its own.
     var fileSystem: any FileSystem {

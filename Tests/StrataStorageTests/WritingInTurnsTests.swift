@@ -128,7 +128,10 @@ final class WritingInTurnsTests: XCTestCase {
             }
         }
         let deadline = Date().addingTimeInterval(1.5 * Double(TestEnvironment.fuzzScale))
+        let giveUp = deadline.addingTimeInterval(30)
         while Date() < deadline || a.acks.withLock({ $0.count }) < 5 || b.acks.withLock({ $0.count }) < 5 {
+            // Turns are fair: a process that writes without pause does not keep the others out.
+            guard Date() < giveUp else { return XCTFail("a helper starved: \(a.acks.withLock { $0.count }) and \(b.acks.withLock { $0.count }) commits") }
             try writeAndCheck()
             XCTAssertTrue(a.isRunning && b.isRunning, "a writer helper exited")
             guard a.isRunning && b.isRunning else { return }
@@ -137,6 +140,7 @@ final class WritingInTurnsTests: XCTestCase {
         let bAtKill = b.acks.withLock { $0.count }
         let myAtKill = mine.count
         while b.acks.withLock({ $0.count }) < bAtKill + 5 || mine.count < myAtKill + 5 {
+            guard Date() < giveUp.addingTimeInterval(30) else { return XCTFail("the surviving helper starved") }
             try writeAndCheck()
             guard b.isRunning else { return XCTFail("the surviving helper exited") }
         }

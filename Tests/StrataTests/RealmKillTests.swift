@@ -182,4 +182,100 @@ final class RealmKillTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(realm.object(ofType: Ledger.self, forPrimaryKey: 0)!.count, target)
         realm.invalidate()
     }
+    /// Issue 27, item 3: two processes write one realm in turns
+    /// (`storeOptions.multiProcessWriting`): the helper and this test each perform the
+    /// workload's next write, numbered from the ledger read inside the write. No write is
+    /// lost or done twice (each number acknowledged by one process), the balances are always
+    /// exactly some write's, and a queue's realm here is notified of both processes' writes
+    /// with exact change sets. The helper is then killed mid-run; this process writes on.
+    func testTwoProcessesWriteOneRealmInTurns() throws {
+        let directory = TemporaryDirectory("strata-realm-turns", create: false)
+        let child = try ChildProcess(executable: Self.helperPath, arguments: [directory.path, "turns"])
+        guard let ready = child.output.nextLine(), ready.hasPrefix("ready") else {
+            child.terminate()
+            return XCTFail("helper did not start; is \(Self.helperPath) built?")
+        }
+        let acknowledged = Locked<[Int]>([])
+        nonisolated(unsafe) let output = child.output   // read by the drainer alone
+        let drainer = Thread {
+            while let line = output.nextLine() {
+                if line.hasPrefix("ack "), let n = Int(line.dropFirst(4)) { acknowledged.withLock { $0.append(n) } }
+            }
+        }
+        drainer.start()
+        var config = Realm.Configuration(directory: directory.url)
+        config.objectTypes = RealmWorkload.types
+        config.storeOptions.segmentSize = 32 << 10
+        config.storeOptions.multiProcessWriting = true
+        config.storeOptions.lockWaitTimeout = 30
+
+        struct Seen { var updates = 0, newest = 0; var problems: [String] = [] }
+        let seen = Locked(Seen())
+        let queue = DispatchQueue(label: "observing realm")
+        nonisolated(unsafe) var token: NotificationToken?
+        nonisolated(unsafe) var observer: Realm?
+        try queue.sync {
+            let realm = try Realm(configuration: config, queue: queue)
+            observer = realm
+            var at = realm.object(ofType: Ledger.self, forPrimaryKey: 0)?.count ?? 0
+            token = realm.objects(Account.self).sorted(byKeyPath: "id").observe { change in
+                guard case .update(let results, _, _, let modifications) = change else { return }
+                let n = results.realm!.object(ofType: Ledger.self, forPrimaryKey: 0)!.count
+                var problems: [String] = []
+                let moved = Set((at + 1 ..< n + 1).flatMap { write -> [Int] in
+                    let transfer = RealmWorkload.transfer(write)
+                    return transfer.from == transfer.to ? [] : [transfer.from, transfer.to]
+                })
+                if Set(modifications) != moved { problems.append("accounts modified \(modifications.sorted()) from write \(at) to \(n), not \(moved.sorted())") }
+                if Array(results.map(\.balance)) != RealmWorkload.balances(after: n) { problems.append("balances at write \(n)") }
+                at = n
+                seen.withLock { $0.updates += 1; $0.newest = n; $0.problems += problems }
+            }
+        }
+        let realm = try Realm(configuration: config)
+        var mine: [Int] = []
+        func writeNext() throws {
+            var n = 0
+            try realm.write {
+                n = realm.object(ofType: Ledger.self, forPrimaryKey: 0)!.count + 1
+                try RealmWorkload.apply(n, in: realm)
+            }
+            mine.append(n)
+        }
+        let deadline = Date().addingTimeInterval(1.5 * Double(TestEnvironment.fuzzScale))
+        let giveUp = deadline.addingTimeInterval(30)
+        while Date() < deadline || mine.count < 10 || acknowledged.withLock({ $0.count }) < 10 {
+            guard Date() < giveUp else { break }   // a starved writer: the turn checks below fail
+            try writeNext()
+            guard child.process.isRunning else { break }
+        }
+        XCTAssertTrue(child.process.isRunning, "the helper exited")
+        child.killAndWait()
+        while !drainer.isFinished { usleep(1_000) }
+        for _ in 0 ..< 5 { try writeNext() }   // the dead helper's lock and tail are no obstacle
+
+        let theirs = acknowledged.withLock { $0 }
+        let all = theirs + mine
+        XCTAssertEqual(Set(all).count, all.count, "a write number acknowledged twice")
+        let count = realm.object(ofType: Ledger.self, forPrimaryKey: 0)!.count
+        XCTAssertEqual(count, mine.last, "this process's last write is the newest")
+        XCTAssertEqual(realm.objects(Account.self).sorted(byKeyPath: "id").map(\.balance), RealmWorkload.balances(after: count))
+        XCTAssertEqual(realm.objects(Transfer.self).count, count)
+        XCTAssertEqual(realm.objects(Transfer.self).filter(#Predicate { $0.parity == 1 }).count, (count + 1) / 2, "index")
+        XCTAssertLessThan(theirs.min() ?? .max, mine.max()!, "the processes took turns")
+        XCTAssertLessThan(mine.min()!, theirs.max() ?? 0, "the processes took turns")
+        let caughtUp = Date().addingTimeInterval(5)
+        while Date() < caughtUp, seen.withLock({ $0.newest }) < count { usleep(1_000) }
+        queue.sync {
+            XCTAssertNotNil(token)
+            token = nil
+            XCTAssertNotNil(observer)
+            observer = nil
+        }
+        let result = seen.withLock { $0 }
+        XCTAssertEqual(result.problems, [])
+        XCTAssertEqual(result.newest, count, "the queue's realm reached the last write")
+        realm.invalidate()
+        print("realm written in turns: helper \(theirs.count) writes, this process \(mine.count), \(result.updates) notifications, \(count) writes in all")
+    }
 }

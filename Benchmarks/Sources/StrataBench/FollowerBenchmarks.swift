@@ -8,6 +8,9 @@
 // - Writer cost: the peers suite's durable single-record commits (200-byte values, `.full`),
 //   timed alone and with a follower process tailing the store (an engine store it refreshes
 //   on every publication, reading the newest record), rounds alternated.
+// - Writing in turns (`StoreOptions.multiProcessWriting`): the same commits by one process
+//   writing in turns, and by two processes writing in turns at once, against the writer
+//   that holds the store from open to close.
 
 import Foundation
 import Strata
@@ -55,8 +58,20 @@ struct FollowerBenchmarks {
             var byte: UInt8 = 0
             while read(0, &byte, 1) > 0 {}
             try store.close()
+        case "turns":
+            var options = StoreOptions()
+            options.multiProcessWriting = true
+            options.lockWaitTimeout = 60
+            let store = try Store(directory: url, options: options)
+            emit("ready")
+            guard readLine() == "go" else { return }
+            for i in 0 ..< commits {
+                try store.write { try $0.put(table: 1, key: benchKey(40_000 + i), value: benchValue(i, size: 200)) }
+            }
+            try store.close()
+            emit("done")
         default:
-            throw ValidationFailure("--follow-child takes writer or reader, got '\(role)'")
+            throw ValidationFailure("--follow-child takes writer, reader or turns, got '\(role)'")
         }
     }
 
@@ -73,6 +88,7 @@ struct FollowerBenchmarks {
         let median = sorted[sorted.count / 2], p90 = sorted[sorted.count * 9 / 10], worst = sorted.last!
         let cost = try measureWriterCost(rounds: rounds)
         let ratio = cost.withFollower / cost.alone
+        let turns = try measureTurns(rounds: rounds)
         return [
             ResultRow(benchmark: "a follower realm in another process sees a durable commit (\(latencies.count) commits, median)",
                       strata: String(format: "%.2f ms (p90 %.2f ms, worst %.2f ms)", median * 1e3, p90 * 1e3, worst * 1e3),
@@ -83,7 +99,60 @@ struct FollowerBenchmarks {
                       baseline: formatRate(cost.alone, unit: "commits") + " alone",
                       sqlite: "–", ratios: String(format: "%.3f× alone", ratio),
                       target: "≥ 0.95× (a reader costs ≤ 5%): " + (ratio >= 0.95 ? "met" : "not met")),
+            ResultRow(benchmark: "durable single-record commits (\(commits)) written in turns, one process (multiProcessWriting)",
+                      strata: formatRate(turns.alone, unit: "commits") + String(format: " (%.2f ms each)", 1e3 / turns.alone),
+                      baseline: formatRate(turns.writer, unit: "commits") + " by a writer holding the store",
+                      sqlite: "–", ratios: String(format: "%.2f× the writer", turns.alone / turns.writer), target: "–"),
+            ResultRow(benchmark: "the same, two processes writing in turns at once (\(commits) commits each)",
+                      strata: formatRate(turns.together, unit: "commits") + " together",
+                      baseline: formatRate(turns.writer, unit: "commits") + " by a writer holding the store",
+                      sqlite: "–", ratios: String(format: "%.2f× the writer", turns.together / turns.writer), target: "–"),
         ]
+    }
+
+    /// Durable single-record commits per second: a writer holding the store, one process
+    /// writing in turns, two processes writing in turns at once (rounds alternated).
+    private func measureTurns(rounds: Int) throws -> (writer: Double, alone: Double, together: Double) {
+        var writer: [Double] = [], alone: [Double] = [], together: [Double] = []
+        let path = workDirectory + "/follow-turns"
+        let url = URL(fileURLWithPath: path)
+        for _ in 0 ..< max(rounds, 1) {
+            for mode in 0 ..< 3 {
+                try? FileManager.default.removeItem(atPath: path)
+                var options = StoreOptions()
+                options.durability = .full
+                do {
+                    let store = try Store(directory: url, options: options)
+                    try store.write { txn in for i in 0 ..< 20_000 { try txn.put(table: 1, key: benchKey(i), value: benchValue(i, size: 200)) } }
+                    try store.close()
+                }
+                options.multiProcessWriting = mode > 0
+                let store = try Store(directory: url, options: options)
+                var child: ChildBench?
+                if mode == 2 {
+                    child = try ChildBench(["--follow-child", "turns", "--follow-store", path, "--commits", "\(commits)"])
+                    guard child?.nextLine() == "ready" else { throw ValidationFailure("the second writer process did not start") }
+                }
+                let seconds = try time {
+                    child?.send("go")
+                    for i in 0 ..< commits {
+                        try store.write { try $0.put(table: 1, key: benchKey(20_000 + i), value: benchValue(i, size: 200)) }
+                    }
+                    if let child, child.nextLine() != "done" { throw ValidationFailure("the second writer process failed") }
+                }
+                child?.closeInput()
+                child?.wait()
+                try store.close()
+                switch mode {
+                case 0: writer.append(Double(commits) / seconds)
+                case 1: alone.append(Double(commits) / seconds)
+                default: together.append(Double(2 * commits) / seconds)
+                }
+            }
+        }
+        try? FileManager.default.removeItem(atPath: path)
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        return (median(writer), median(alone), median(together))
     }
 
     /// Seconds from each commit's durable return in the writer to its notification here.
@@ -207,6 +276,7 @@ final class ChildBench {
         }
     }
 
+    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
     func closeInput() { try? input.fileHandleForWriting.close() }
 
     func wait() { process.waitUntilExit() }

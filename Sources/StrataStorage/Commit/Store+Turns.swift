@@ -29,6 +29,7 @@ extension Store {
         writer.multiProcessWriting = false
         writer.durability = .none
         writer.autoCompaction = .disabled
+        writer.checksImageInBackground = false
         if !atOpen { writer.shouldCompactOnOpen = nil }
         return writer
     }
@@ -52,8 +53,15 @@ extension Store {
     func transactionInTurn() throws -> Transaction {
         let writer: Store
         do {
-            if syncMonitor.withLock({ closed }) { throw StoreError.closed }
-            writer = try openTurn(Store(directory: directory, options: Store.turnOptions(options, atOpen: false)))
+            var turn = TurnRequest(store: self)
+            while true {
+                if let pause = try turn.attempt() {
+                    usleep(pause)
+                    continue
+                }
+                writer = try openTurn(turn.writer!)
+                break
+            }
         } catch {
             releaseGate()
             throw error
@@ -65,20 +73,14 @@ extension Store {
     func transactionInTurnAsync() async throws -> Transaction {
         let writer: Store
         do {
-            if syncMonitor.withLock({ closed }) { throw StoreError.closed }
-            var turn = Store.turnOptions(options, atOpen: false)
-            turn.lockWaitTimeout = 0
-            let deadline = monotonicSeconds() + max(0, options.lockWaitTimeout)
-            var pause: UInt64 = 1_000_000
+            var turn = TurnRequest(store: self)
             while true {
-                do {
-                    writer = try openTurn(Store(directory: directory, options: turn))
-                    break
-                } catch StoreError.locked(let lockPath) {
-                    guard monotonicSeconds() < deadline else { throw StoreError.locked(lockPath) }
-                    try await Task.sleep(nanoseconds: pause)
-                    pause = min(pause * 2, 50_000_000)
+                if let pause = try turn.attempt() {
+                    try await Task.sleep(nanoseconds: UInt64(pause) * 1_000)
+                    continue
                 }
+                writer = try openTurn(turn.writer!)
+                break
             }
         } catch {
             releaseGate()
@@ -130,3 +132,78 @@ extension Store {
         return report
     }
 }
+
+/// One process's wait for the writer lock of a store written in turns, made fair: a process
+/// that ends a turn and begins the next at once would otherwise take the lock again before
+/// a waiting process, polling, ever saw it free. A waiter holds `WAITERS` shared while it
+/// waits; a process about to take a turn first lets such waiters go (up to
+/// ``maxYield`` seconds), and waits itself by polling every few hundred microseconds.
+struct TurnRequest {
+    /// Other processes' waiting files (`WAITERS`, flock shared while waiting).
+    static let waitersFileName = "WAITERS"
+    /// The longest a process defers to waiters before it takes its turn.
+    static let maxYield = 0.02
+
+    let store: Store
+    let deadline: Double
+    private let yieldUntil: Double
+    private var waiting: (any FileLock)?
+    private var pause: UInt32 = 100
+    /// The turn's writer, once its open took the lock.
+    private(set) var writer: Store?
+
+    init(store: Store) {
+        self.store = store
+        let now = monotonicSeconds()
+        deadline = now + max(0, store.options.lockWaitTimeout)
+        yieldUntil = now + TurnRequest.maxYield
+    }
+
+    /// Tries once: nil when ``writer`` holds the lock, else how many microseconds to wait
+    /// before trying again.
+    ///
+    /// - Throws: ``StoreError/locked(_:)`` past ``StoreOptions/lockWaitTimeout``; what the
+    ///   writer's open throws.
+    mutating func attempt() throws -> UInt32? {
+        if store.syncMonitor.withLock({ store.closed }) { throw StoreError.closed }
+        let fs = store.fileSystem
+        let waitersPath = store.path + "/" + TurnRequest.waitersFileName
+        if waiting == nil, monotonicSeconds() < yieldUntil, othersWait(waitersPath, fs) {
+            return 200   // another process waits for its turn: let it go first
+        }
+        var options = Store.turnOptions(store.options, atOpen: false)
+        options.lockWaitTimeout = 0
+        do {
+            writer = try Store(directory: store.directory, options: options)
+            waiting?.unlock()
+            waiting = nil
+            return nil
+        } catch StoreError.locked(let lockPath) {
+            guard monotonicSeconds() < deadline else {
+                waiting?.unlock()
+                waiting = nil
+                throw StoreError.locked(lockPath)
+            }
+            if waiting == nil { waiting = try? fs.lock(waitersPath, shared: true) }
+            defer { pause = min(pause * 2, 2_000) }
+            return pause
+        } catch {
+            waiting?.unlock()
+            waiting = nil
+            throw error
+        }
+    }
+
+    /// Whether anyone holds `WAITERS` (shared): a probe for the exclusive lock fails then.
+    private func othersWait(_ path: String, _ fs: any FileSystem) -> Bool {
+        do {
+            try fs.lock(path, shared: false).unlock()
+            return false
+        } catch StoreError.locked {
+            return true
+        } catch {
+            return false
+        }
+    }
+}
+

@@ -249,7 +249,7 @@ extension Store {
     /// `durable` false, the file and the directory are not synced: after a crash the name
     /// may be missing or the file empty or cut (callers check what they read).
     static func writeFileAtomically(directory path: String, name: String, bytes: [UInt8], fileSystem fs: any FileSystem,
-                                    durable: Bool = true) throws {
+                                    durable: Bool = true, syncingDirectory: Bool = true) throws {
         let temporary = path + "/" + name + ".tmp"
         let file = try fs.openFile(temporary, create: true, readOnly: false)
         do {
@@ -263,7 +263,7 @@ extension Store {
             throw error
         }
         try fs.rename(temporary, to: path + "/" + name)
-        if durable { try fs.syncDirectory(path) }
+        if durable && syncingDirectory { try fs.syncDirectory(path) }
     }
 
     /// Creates log segment `id`: header written and synced under a `.tmp` name, then
@@ -715,8 +715,11 @@ private struct Recovery {
             try active.file.truncate(to: active.validLength)
             active.size = active.validLength
         }
-        if writable {
-            // Make what recovery kept durable, so later watermarks may vouch for it.
+        // Make what recovery kept durable, so later watermarks may vouch for it — unless a
+        // clean close synced exactly this (its marker is checked against the segment at the
+        // end of the open): a store written in turns opens once per transaction.
+        let syncedAtClose = marker.map { $0.segmentID == id && $0.segmentLength == active.validLength } ?? false
+        if writable && !syncedAtClose {
             try active.file.syncData()
         }
     }
