@@ -56,19 +56,21 @@ public struct StoreOptions: Sendable {
     public var compressionThreshold: Int = 256
     /// See ``AutoCompaction``. Default `.default`.
     public var autoCompaction: AutoCompaction = .default
-    /// Open for reading only; writes throw `StoreError.invalidArgument`. While no writer
-    /// holds the store, read-only openers share its lock (a writer's open waits for them,
-    /// see ``lockWaitTimeout``). While a writer in another process holds it, a read-only
-    /// open reads the prefix of the log that writer has made durable, as its beacon
-    /// (`HEAD`) says (``Store/isFollowingAWriter``): a consistent state of one commit, at
-    /// least every commit acknowledged before the open began. It does not advance after
-    /// the open; open again to see later commits.
+    /// Open for reading only; writes throw `StoreError.invalidArgument`. A read-only open
+    /// never keeps a writer out: while a writer in another process holds the store, it
+    /// reads the prefix of the log that writer has made durable, as its beacon (`HEAD`)
+    /// says; while none does, the state the last one's clean close recorded
+    /// (``Store/isFollowingAWriter`` either way): a consistent state of one commit, at
+    /// least every commit acknowledged before the open began. ``Store/refresh()`` moves it
+    /// to the writer's newest durable commit. Only a store a writer left without closing
+    /// (a crash) is read as it lies, holding the store's lock shared while open (a writer's
+    /// open, which would repair it, waits for it: see ``lockWaitTimeout``).
     public var readOnly: Bool = false
-    /// How many seconds a writable open waits for the store's lock while another process
-    /// holds it (default 5), before throwing `StoreError.locked`. A viewer opening the
-    /// store read-only (`strata stats`, the studio) holds the lock for as long as its open
-    /// takes; a service (re)starting meanwhile waits for it instead of failing. 0: never
-    /// wait. Read-only opens never wait for a writer: they read beside it.
+    /// How many seconds a writable open (or, with ``multiProcessWriting``, a write
+    /// transaction) waits for the store's writer lock while another process holds it
+    /// (default 5), before throwing `StoreError.locked`: a service (re)starting while the
+    /// last one closes waits for it instead of failing. 0: never wait. Read-only opens
+    /// never wait for a writer: they read beside it.
     public var lockWaitTimeout: Double = 5
 
     /// Lets several processes write the store, one write transaction at a time (as Realm

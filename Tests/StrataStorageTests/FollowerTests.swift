@@ -129,6 +129,16 @@ final class FollowerTests: XCTestCase {
     /// follower holds a reader lock on every file it maps (`mapHoldingReaderLock`); the
     /// writer looks for those locks before it truncates.
     func testSegmentsAFollowerMapsAreKeptWholeThenDeletedStepwise() throws {
+        try retiredSegmentsKeptWhole(killingTheFollower: false)
+    }
+
+    /// As above, the follower killed (SIGKILL) while it holds its bytes of the reader table:
+    /// its slots go with its process, so it never pins a retired segment.
+    func testAFollowerKilledHoldingItsSlotsPinsNothing() throws {
+        try retiredSegmentsKeptWhole(killingTheFollower: true)
+    }
+
+    private func retiredSegmentsKeptWhole(killingTheFollower: Bool) throws {
         let dir = TemporaryDirectory("follow-retire")
         let fs = RecordingFileSystem()
         var options = StoreOptions()
@@ -149,8 +159,12 @@ final class FollowerTests: XCTestCase {
         let retired = try fs.listDirectory(dir.path).filter { $0.contains(".seg.retired-") }
         XCTAssertFalse(retired.isEmpty, "the segments the follower maps wait to be deleted")
         XCTAssertFalse(retiredTruncations(fs.operations), "nothing the follower maps is truncated")
-        child.send("refresh")
-        XCTAssertEqual(child.output.nextLine(), "at \(writer.lastSequence)")
+        if killingTheFollower {
+            child.killAndWait()
+        } else {
+            child.send("refresh")
+            XCTAssertEqual(child.output.nextLine(), "at \(writer.lastSequence)")
+        }
         // Let go of (the reopen's own checks of its index image release the rest within ms).
         var left = retired
         for _ in 0 ..< 200 where !left.isEmpty {
@@ -176,7 +190,7 @@ final class FollowerTests: XCTestCase {
             }
         }
         XCTAssertEqual(removed, retired.count)
-        child.send("quit")
+        if !killingTheFollower { child.send("quit") }
         try writer.close()
     }
 

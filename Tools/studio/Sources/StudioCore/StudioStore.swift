@@ -1,7 +1,6 @@
 // The store behind the studio. Read-only (the default): while no writer holds the store,
-// it is opened read-only for each request and closed after it, so the studio holds the
-// shared lock only while it reads and a writer process can open the store between
-// requests. While a writer holds it (a service, an app), the studio keeps one read-only
+// it is opened read-only for each request and closed after it (a read-only open never
+// keeps a writer out; one of a store left by a crash holds the lock only while it reads). While a writer holds it (a service, an app), the studio keeps one read-only
 // store following that writer and refreshes it for each request, reading only the log
 // written since (`Store.refresh()`); when the writer lets go, it goes back to opening per
 // request. Either way every request sees the newest durable commits. Writable
