@@ -38,6 +38,29 @@ final class FollowerTests: XCTestCase {
         try refreshAlong(flags: ["compact"], pause: 0.05)
     }
 
+    /// The watch thread wakes on each new writer's `HEAD` (a new file each time), not only
+    /// the first one's: with polling pushed out to a minute, each writer's commit is still
+    /// seen at once — three writers in turn, each opening, committing and closing.
+    func testTheWatchFollowsEachNewWritersHead() throws {
+        let dir = TemporaryDirectory("follow-watch-heads")
+        try Store(directory: dir.url).close()
+        var options = StoreOptions()
+        options.readOnly = true
+        let follower = try Store(directory: dir.url, options: options)
+        defer { try? follower.close() }
+        XCTAssertTrue(follower.isFollowingAWriter)
+        let seen = Locked<UInt64>(0)
+        follower.watchWriter(pollInterval: 60) { sequence in seen.withLock { $0 = max($0, sequence) } }
+        for round in 1 ... 3 {
+            let writer = try Store(directory: dir.url)
+            let sequence = try writer.write { try $0.put(table: 1, key: bytes("k\(round)"), value: bytes("v")) }
+            let deadline = Date().addingTimeInterval(5)
+            while seen.withLock({ $0 }) < sequence, Date() < deadline { usleep(1_000) }
+            XCTAssertGreaterThanOrEqual(seen.withLock { $0 }, sequence, "writer \(round)'s commit was not seen by the watch")
+            try writer.close()
+        }
+    }
+
     /// A writer closes (removing HEAD) before its follower refreshed: the follower still reads
     /// its last commits, up to where the clean-shutdown marker says the log ends.
     func testAFollowerReadsTheLastCommitsOfAWriterThatClosed() throws {
