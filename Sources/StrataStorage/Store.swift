@@ -107,7 +107,10 @@ final class PublishedState: Sendable {
 /// with concurrent committers. Start-up reads hint files, not values.
 ///
 /// Failure modes: every error is a ``StoreError``; nothing traps on bad input or a bad file.
-/// A second process opening the same directory gets ``StoreError/locked(_:)`` at once.
+/// A second process opening the same directory for writing waits up to
+/// ``StoreOptions/lockWaitTimeout``, then gets ``StoreError/locked(_:)``; read-only opens
+/// follow the writer instead, and with ``StoreOptions/multiProcessWriting`` processes
+/// write in turns.
 public final class Store: @unchecked Sendable {
     // @unchecked: mutable fields below are guarded as documented beside each group.
 
@@ -121,9 +124,11 @@ public final class Store: @unchecked Sendable {
     let dataStart: Int
     var fileSystem: any FileSystem { options.fileSystem }
     let fileLock: any FileLock
-    /// True for a read-only open made while a writer in another process held the store:
-    /// it reads the durable prefix of the log that writer published when this opened
-    /// (see ``StoreOptions/readOnly``).
+    /// True for a store that follows the writers of other processes: a read-only open made
+    /// while a writer held the store (it reads the durable prefix of the log that writer
+    /// published) or after the last one closed cleanly (it reads what that one recorded),
+    /// and a store written in turns (``StoreOptions/multiProcessWriting``) between its
+    /// transactions. ``refresh()`` moves it forward (see ``StoreOptions/readOnly``).
     public let isFollowingAWriter: Bool
     /// The writer's published durable state (HEAD); nil read-only.
     let beacon: Beacon?
@@ -225,8 +230,9 @@ public final class Store: @unchecked Sendable {
 
     /// Opens (creating if needed) the store in `directory`.
     ///
-    /// - Throws: ``StoreError/locked(_:)`` if another process has it open for writing (or,
-    ///   read-only, any writer); ``StoreError/corrupted(segment:offset:reason:)`` if a file
+    /// - Throws: ``StoreError/locked(_:)`` if another process still has it open for writing
+    ///   after ``StoreOptions/lockWaitTimeout`` (a writable open; read-only ones follow that
+    ///   writer); ``StoreError/corrupted(segment:offset:reason:)`` if a file
     ///   is damaged beyond what a crash can cause; ``StoreError/invalidArgument(_:)`` for bad
     ///   options. A torn tail left by a crash is repaired silently: only the transactions
     ///   whose commit record is intact are kept.

@@ -42,7 +42,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .locked(let path):
-            return "store is locked by another process: \(path) (close the other process, or open read-only: a read-only open reads what the writer has made durable)"
+            return "store is locked by another process: \(path) (close the other process; open read-only: a read-only open reads what the writer has made durable; or set StoreOptions.multiProcessWriting in every process that writes it, to write in turns)"
         case .corrupted(let segment, let offset, let reason):
             return "store file is damaged: \(segment) at offset \(offset): \(reason) (run `strata verify` on the store; restore the file from a backup)"
         case .io(let op, let path, let code) where op.contains("sync"):

@@ -34,9 +34,9 @@ extension Store {
         return writer
     }
 
-    /// The writer for one turn; outer gate held. Waits for the writer lock like a writer's
-    /// open (``StoreOptions/lockWaitTimeout``), then brings this follower to the state the
-    /// writer starts from, reporting what other processes committed since.
+    /// The writer of one turn, its open holding the writer lock: brings this follower to the
+    /// state that writer starts from (reporting what other processes committed since) and
+    /// gives it the commit observer. Outer gate held.
     private func openTurn(_ writer: Store) throws -> Store {
         writer.commitObserver = commitObserver
         do {
@@ -53,15 +53,7 @@ extension Store {
     func transactionInTurn() throws -> Transaction {
         let writer: Store
         do {
-            var turn = TurnRequest(store: self)
-            while true {
-                if let pause = try turn.attempt() {
-                    usleep(pause)
-                    continue
-                }
-                writer = try openTurn(turn.writer!)
-                break
-            }
+            writer = try waitForTurn()
         } catch {
             releaseGate()
             throw error
@@ -69,19 +61,21 @@ extension Store {
         return try startTurn(writer)
     }
 
+    /// Waits (blocking the thread) for the writer lock, fairly, up to
+    /// ``StoreOptions/lockWaitTimeout``; returns the turn's writer. Outer gate held.
+    private func waitForTurn() throws -> Store {
+        var turn = TurnRequest(store: self)
+        while let pause = try turn.attempt() { usleep(pause) }
+        return try openTurn(turn.writer!)
+    }
+
     /// As ``transactionInTurn()``, waiting for the writer lock as a suspended task.
     func transactionInTurnAsync() async throws -> Transaction {
         let writer: Store
         do {
             var turn = TurnRequest(store: self)
-            while true {
-                if let pause = try turn.attempt() {
-                    try await Task.sleep(nanoseconds: UInt64(pause) * 1_000)
-                    continue
-                }
-                writer = try openTurn(turn.writer!)
-                break
-            }
+            while let pause = try turn.attempt() { try await Task.sleep(nanoseconds: UInt64(pause) * 1_000) }
+            writer = try openTurn(turn.writer!)
         } catch {
             releaseGate()
             throw error
@@ -118,8 +112,7 @@ extension Store {
     func compactInTurn() throws -> CompactionReport {
         try acquireGate()
         defer { releaseGate() }
-        if syncMonitor.withLock({ closed }) { throw StoreError.closed }
-        let writer = try openTurn(Store(directory: directory, options: Store.turnOptions(options, atOpen: false)))
+        let writer = try waitForTurn()
         let report: CompactionReport
         do {
             report = try writer.compact()

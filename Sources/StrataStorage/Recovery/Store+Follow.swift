@@ -41,13 +41,13 @@ package struct TailedCommit: Sendable {
 }
 
 extension Store {
-    /// Moves a store opened read-only beside a writer in another process (see
-    /// ``isFollowingAWriter``) to the newest commit that writer has made durable, reading
-    /// only the log written since. Snapshots taken before keep what they saw.
+    /// Moves a store that follows other processes' writers (see ``isFollowingAWriter``) to
+    /// the newest commit they have made durable, reading only the log written since.
+    /// Snapshots taken before keep what they saw.
     ///
     /// Cheap when nothing is new (one read of the writer's 36-byte `HEAD`). A store that
-    /// follows no writer (a writer itself, or read-only with no writer running) has nothing
-    /// to follow: it returns false.
+    /// follows no writer (a writer itself, or read-only of a store a crashed writer left)
+    /// has nothing to follow: it returns false.
     ///
     /// - Returns: whether newer commits were read.
     /// - Throws: ``StoreError/closed`` after ``close()``;
