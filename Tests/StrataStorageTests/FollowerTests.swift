@@ -363,39 +363,3 @@ final class FollowerTests: XCTestCase {
         print("follower test\(compacting ? " with compaction" : ""): \(opens) read-only opens beside the writer, up to commit \(lastSeen)")
     }
 }
-
-/// The crash helper writing `dir` in a child process, and the highest commit it has
-/// acknowledged (read from its output by a drainer thread).
-private struct WriterProcess {
-    struct DidNotStart: Error, CustomStringConvertible {
-        var description: String { "the crash helper did not start; is \(KillTests.helperPath) built?" }
-    }
-
-    let child: ChildProcess
-    let acknowledged = Locked<UInt64>(0)
-    let drainer: Thread
-
-    /// Starts the helper with `arguments` after the directory; throws (a test failure)
-    /// when it does not report ready.
-    init(_ dir: TemporaryDirectory, _ arguments: [String]) throws {
-        child = try ChildProcess(executable: KillTests.helperPath, arguments: [dir.path] + arguments)
-        guard let ready = child.output.nextLine(), ready.hasPrefix("ready") else {
-            child.terminate()
-            throw DidNotStart()
-        }
-        let acknowledged = self.acknowledged
-        nonisolated(unsafe) let output = child.output   // read by the drainer alone
-        drainer = Thread {
-            while let line = output.nextLine() {
-                if line.hasPrefix("ack "), let sequence = UInt64(line.dropFirst(4)) { acknowledged.withLock { $0 = max($0, sequence) } }
-            }
-        }
-        drainer.start()
-    }
-
-    /// Kills the writer (SIGKILL) and waits until its output is read to the end.
-    func stop() {
-        child.killAndWait()
-        while !drainer.isFinished { usleep(1_000) }
-    }
-}

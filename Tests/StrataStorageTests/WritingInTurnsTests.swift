@@ -112,7 +112,7 @@ final class WritingInTurnsTests: XCTestCase {
         let dir = TemporaryDirectory("turns-processes")
         let me = try Store(directory: dir.url, options: turns(segmentSize: 4096))
         defer { try? me.close() }
-        let a = try TurnWriter(dir), b = try TurnWriter(dir)
+        let a = try WriterProcess(dir, ["full", "4096", "turns"]), b = try WriterProcess(dir, ["full", "4096", "turns"])
         var mine: [UInt64] = []
         var checks = 0
         func writeAndCheck() throws {
@@ -160,39 +160,5 @@ final class WritingInTurnsTests: XCTestCase {
         assertSame(try contents(of: reopened.snapshot()), KillWorkload.model(upTo: last), "reopened by a plain writer")
         try reopened.close()
         print("writing in turns: helpers \(ackedA.count) and \(ackedB.count) commits, this process \(mine.count), \(checks) checks, last \(last)")
-    }
-}
-
-/// The crash helper writing in turns, and every sequence it acknowledged.
-private final class TurnWriter: @unchecked Sendable {
-    struct DidNotStart: Error, CustomStringConvertible {
-        var description: String { "the crash helper did not start; is \(KillTests.helperPath) built?" }
-    }
-
-    let child: ChildProcess
-    let acks = Locked<[UInt64]>([])
-    private let drainer: Thread
-
-    init(_ dir: TemporaryDirectory) throws {
-        child = try ChildProcess(executable: KillTests.helperPath, arguments: [dir.path, "full", "4096", "turns"])
-        guard let ready = child.output.nextLine(), ready.hasPrefix("ready") else {
-            child.terminate()
-            throw DidNotStart()
-        }
-        let acks = self.acks
-        nonisolated(unsafe) let output = child.output   // read by the drainer alone
-        drainer = Thread {
-            while let line = output.nextLine() {
-                if line.hasPrefix("ack "), let sequence = UInt64(line.dropFirst(4)) { acks.withLock { $0.append(sequence) } }
-            }
-        }
-        drainer.start()
-    }
-
-    var isRunning: Bool { child.process.isRunning }
-
-    func stop() {
-        child.killAndWait()
-        while !drainer.isFinished { usleep(1_000) }
     }
 }

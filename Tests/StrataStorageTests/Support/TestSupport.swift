@@ -67,3 +67,45 @@ func assertSame(_ actual: Model, _ expected: Model, _ context: @autoclosure () -
 
 /// The 64-byte key of the encrypted-store tests.
 let testEncryptionKey = Data((0 ..< 64).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) })
+
+/// The crash helper writing `dir` in a child process, and the commits it has acknowledged
+/// (read from its output by a drainer thread): the highest, and all of them in order.
+struct WriterProcess {
+    struct DidNotStart: Error, CustomStringConvertible {
+        var description: String { "the crash helper did not start; is \(KillTests.helperPath) built?" }
+    }
+
+    let child: ChildProcess
+    let acknowledged = Locked<UInt64>(0)
+    let acks = Locked<[UInt64]>([])
+    let drainer: Thread
+
+    /// Starts the helper with `arguments` after the directory; throws (a test failure)
+    /// when it does not report ready.
+    init(_ dir: TemporaryDirectory, _ arguments: [String]) throws {
+        child = try ChildProcess(executable: KillTests.helperPath, arguments: [dir.path] + arguments)
+        guard let ready = child.output.nextLine(), ready.hasPrefix("ready") else {
+            child.terminate()
+            throw DidNotStart()
+        }
+        let acknowledged = self.acknowledged, acks = self.acks
+        nonisolated(unsafe) let output = child.output   // read by the drainer alone
+        drainer = Thread {
+            while let line = output.nextLine() {
+                if line.hasPrefix("ack "), let sequence = UInt64(line.dropFirst(4)) {
+                    acknowledged.withLock { $0 = max($0, sequence) }
+                    acks.withLock { $0.append(sequence) }
+                }
+            }
+        }
+        drainer.start()
+    }
+
+    var isRunning: Bool { child.process.isRunning }
+
+    /// Kills the writer (SIGKILL) and waits until its output is read to the end.
+    func stop() {
+        child.killAndWait()
+        while !drainer.isFinished { usleep(1_000) }
+    }
+}
