@@ -1,11 +1,12 @@
-// The store behind the studio. Read-only (the default): while no writer holds the store,
-// it is opened read-only for each request and closed after it (a read-only open never
-// keeps a writer out; one of a store left by a crash holds the lock only while it reads). While a writer holds it (a service, an app), the studio keeps one read-only
-// store following that writer and refreshes it for each request, reading only the log
-// written since (`Store.refresh()`); when the writer lets go, it goes back to opening per
-// request. Either way every request sees the newest durable commits. Writable
-// (`--writable`): the studio holds the store open for writing (other processes are
-// refused) and reads a new snapshot per request.
+// The store behind the studio. Read-only (the default): one read-only store kept open
+// and refreshed for each request, reading only the log written since (`Store.refresh()`),
+// whether a writer (a service, an app) holds the store or not — a read-only open follows
+// the writers and never keeps one out. Only a store a crashed writer left (no clean
+// marker) is opened for each request and closed after it, as it lies (that open holds the
+// store's lock while it reads; a writer's open, which would repair the store, waits for
+// it). Either way every request sees the newest durable commits. Writable (`--writable`):
+// the studio holds the store open for writing (other writers wait or are refused) and
+// reads a new snapshot per request.
 
 import Foundation
 import Strata
@@ -39,7 +40,7 @@ public final class StudioStore: @unchecked Sendable {
     private let encryptionKey: Data?
     private let lock = NSLock()
     private var writer: Store?
-    /// Read-only beside a writer in another process: the store kept open and refreshed.
+    /// Read-only: the store kept open and refreshed per request (it follows the writers).
     private var follower: Store?
     private var history: [CompactionRecord] = []
 
@@ -82,10 +83,8 @@ public final class StudioStore: @unchecked Sendable {
         defer { lock.unlock() }
         if let writer { return try body(writer) }
         if let follower {
-            // The writer removes HEAD as it closes: then the store is read as it lies.
-            if FileManager.default.fileExists(atPath: path + "/HEAD"), (try? follower.refresh()) != nil {
-                return try body(follower)
-            }
+            if (try? follower.refresh()) != nil { return try body(follower) }
+            // A log that does not read now: open the store again for this request.
             try? follower.close()
             self.follower = nil
         }
@@ -98,8 +97,9 @@ public final class StudioStore: @unchecked Sendable {
         return try body(store)
     }
 
-    /// Whether the studio is following a writer in another process with one store kept
-    /// open (as of the last request).
+    /// Whether the studio reads through one store kept open and refreshed per request,
+    /// following the writers (as of the last request); false for a store a crashed writer
+    /// left, opened per request.
     public var isFollowingAWriter: Bool {
         lock.lock()
         defer { lock.unlock() }
