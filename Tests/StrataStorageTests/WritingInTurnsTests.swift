@@ -60,6 +60,34 @@ final class WritingInTurnsTests: XCTestCase {
         try plain.close()
     }
 
+    /// `asyncWrite` takes its turn as a suspended task: tasks of two stores increment one
+    /// counter without losing an increment.
+    func testAsyncWritesTakeTurnsToo() async throws {
+        let dir = TemporaryDirectory("turns-async")
+        let a = try Store(directory: dir.url, options: turns())
+        let b = try Store(directory: dir.url, options: turns())
+        let tasks = 8, each = 10
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for t in 0 ..< tasks {
+                let store = t % 2 == 0 ? a : b
+                group.addTask {
+                    for _ in 0 ..< each {
+                        try await store.asyncWrite { txn in
+                            let count = try txn.get(table: 1, key: bytes("count")).flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
+                            try txn.put(table: 1, key: bytes("count"), value: bytes("\(count + 1)"))
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        try a.refresh()
+        XCTAssertEqual(try a.get(table: 1, key: bytes("count")), bytes("\(tasks * each)"))
+        XCTAssertEqual(a.lastSequence, UInt64(tasks * each))
+        try a.close()
+        try b.close()
+    }
+
     /// A transaction rolled back, a transaction that wrote nothing and a compaction each
     /// end their turn: the writer lock is free again, and the stores agree.
     func testRollbacksEmptyTransactionsAndCompactionsEndTheirTurn() throws {
