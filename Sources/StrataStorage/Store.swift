@@ -136,6 +136,9 @@ public final class Store: @unchecked Sendable {
     /// state's segment, open (gate).
     var followed: Beacon.State?
     var followedFile: (any StorageFile)?
+    /// Written in turns: the newest commit this process made and reported to the commit
+    /// observer at commit, so that following the log never reports it again (gate).
+    var reportedThrough: UInt64 = 0
     /// Following a writer: the thread refreshing this store when it publishes (WriterWatch.swift).
     let writerWatch = Locked<WriterWatch?>(nil)
 

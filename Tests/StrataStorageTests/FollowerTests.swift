@@ -233,9 +233,10 @@ final class FollowerTests: XCTestCase {
         return false
     }
 
-    /// A writer that lets go of the store without having published its state (closing: it
-    /// removes HEAD before LOCK; or one from before beacons): a read-only open waiting for
-    /// the beacon opens the store as it lies instead of failing.
+    /// A writer that lets go of the store without having published its state or left a
+    /// clean marker (one from before beacons, or one that died opening): a read-only open
+    /// waiting for the beacon opens the store as it lies instead of failing. (With a clean
+    /// marker it follows from the state the marker records, at once.)
     func testAReadOnlyOpenWaitingForAWriterThatLeavesOpensTheStoreAsItLies() throws {
         let dir = TemporaryDirectory("follow-left")
         do {
@@ -243,6 +244,7 @@ final class FollowerTests: XCTestCase {
             try store.write { try $0.put(table: 1, key: bytes("k"), value: bytes("v")) }
             try store.close()
         }
+        try FileManager.default.removeItem(atPath: dir.path + "/CLEAN")
         let writerLock = try PosixFileSystem().lock(dir.path + "/LOCK", shared: false)   // holds, publishes nothing
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { writerLock.unlock() }
         var options = StoreOptions()

@@ -88,6 +88,90 @@ final class WritingInTurnsTests: XCTestCase {
         try b.close()
     }
 
+    /// Other processes see a turn's commit only once it is synced: while the turn's close
+    /// syncs (slowly here), a follower refreshing sees the state before it. (Written with
+    /// durability `.none`, the turn's writer published `HEAD` at commit, before its sync.)
+    func testATurnsCommitReachesOthersOnlyOnceSynced() throws {
+        let dir = TemporaryDirectory("turns-durable-head")
+        let fs = RecordingFileSystem()
+        var options = turns()
+        options.fileSystem = fs
+        let writer = try Store(directory: dir.url, options: options)
+        defer { try? writer.close() }
+        try writer.write { try $0.put(table: 1, key: bytes("k1"), value: bytes("v1")) }
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        let follower = try Store(directory: dir.url, options: readOnly)
+        defer { try? follower.close() }
+        fs.setSyncDelay(0.4)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            _ = try? writer.write { try $0.put(table: 1, key: bytes("k2"), value: bytes("v2")) }
+            done.signal()
+        }
+        usleep(150_000)   // the turn has committed and is syncing
+        try follower.refresh()
+        XCTAssertNil(try follower.get(table: 1, key: bytes("k2")), "a commit not yet synced reached another process")
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        fs.setSyncDelay(0)
+        try follower.refresh()
+        XCTAssertEqual(try follower.get(table: 1, key: bytes("k2")), bytes("v2"))
+    }
+
+    /// A turn whose close fails to sync its commit takes the store out of service for
+    /// writes, as a failed sync does any writer: a later turn's sync must not make the
+    /// commit that failed count as durable.
+    func testATurnWhoseSyncFailsStopsTheStoresWrites() throws {
+        let dir = TemporaryDirectory("turns-failed-sync")
+        let fs = RecordingFileSystem()
+        var options = turns()
+        options.fileSystem = fs
+        let store = try Store(directory: dir.url, options: options)
+        defer { try? store.close() }
+        try store.write { try $0.put(table: 1, key: bytes("k1"), value: bytes("v1")) }
+        fs.setPlan(FaultPlan(target: .sync, index: 0, persistent: false, errno: EIO))
+        XCTAssertThrowsError(try store.write { try $0.put(table: 1, key: bytes("k2"), value: bytes("v2")) })
+        XCTAssertThrowsError(try store.write { try $0.put(table: 1, key: bytes("k3"), value: bytes("v3")) },
+                             "a write after a failed sync was taken")
+        XCTAssertEqual(try store.get(table: 1, key: bytes("k1")), bytes("v1"), "reads go on")
+    }
+
+    /// An `asyncWrite` waiting for another process's writer lock does not hold the store's
+    /// write gate while it sleeps: synchronous writes blocking every thread of the
+    /// cooperative pool on that gate would otherwise never let it resume.
+    func testAnAsyncTurnWaitsWithoutHoldingTheGate() throws {
+        let dir = TemporaryDirectory("turns-async-wait")
+        let store = try Store(directory: dir.url, options: turns())
+        let holder = try Store(directory: dir.url)   // a writer holding the store from open to close
+        let finished = DispatchGroup()
+        let failures = Locked<[String]>([])
+        finished.enter()
+        Task {
+            do { try await store.asyncWrite { try $0.put(table: 1, key: bytes("async"), value: bytes("1")) } } catch { failures.withLock { $0.append("\(error)") } }
+            finished.leave()
+        }
+        usleep(50_000)   // it waits for the writer lock
+        let blocking = ProcessInfo.processInfo.activeProcessorCount * 2
+        for n in 0 ..< blocking {
+            finished.enter()
+            Task {
+                do { try store.write { try $0.put(table: 1, key: bytes("sync\(n)"), value: bytes("1")) } } catch { failures.withLock { $0.append("\(error)") } }
+                finished.leave()
+            }
+        }
+        usleep(300_000)
+        try holder.close()
+        guard finished.wait(timeout: .now() + 20) == .success else {
+            // Deadlocked: the store is kept alive, as closing it (or its deinit) would wait for ever.
+            _ = Unmanaged.passRetained(store)
+            return XCTFail("the writes deadlocked")
+        }
+        XCTAssertEqual(failures.withLock { $0 }, [])
+        try store.refresh()
+        XCTAssertEqual(try store.get(table: 1, key: bytes("async")), bytes("1"))
+        try store.close()
+    }
+
     /// A transaction rolled back, a transaction that wrote nothing and a compaction each
     /// end their turn: the writer lock is free again, and the stores agree.
     func testRollbacksEmptyTransactionsAndCompactionsEndTheirTurn() throws {

@@ -21,13 +21,15 @@ import Foundation
 
 extension Store {
     /// The options of the writer a turn opens: nothing runs in the background past the
-    /// turn (no syncer — the close syncs — no automatic compaction), and only the open that
-    /// creates the shared store may compact (``StoreOptions/shouldCompactOnOpen``).
+    /// turn (no syncer, no automatic compaction), and only the open that creates the shared
+    /// store may compact (``StoreOptions/shouldCompactOnOpen``). `.full`, though nobody
+    /// waits for a commit's sync (the close syncs): `.full` is what keeps `HEAD` from
+    /// publishing a commit to other processes before it is synced.
     static func turnOptions(_ options: StoreOptions, atOpen: Bool) -> StoreOptions {
         var writer = options
         writer.readOnly = false
         writer.multiProcessWriting = false
-        writer.durability = .none
+        writer.durability = .full
         writer.autoCompaction = .disabled
         writer.checksImageInBackground = false
         if !atOpen { writer.shouldCompactOnOpen = nil }
@@ -40,7 +42,8 @@ extension Store {
     private func openTurn(_ writer: Store) throws -> Store {
         writer.commitObserver = commitObserver
         do {
-            _ = try followHoldingGate(quietThrough: 0)
+            _ = try followHoldingGate(to: Beacon.State(segment: writer.activeID, end: writer.activeSize,
+                                                       sequence: writer.lastAppendedSequence))
             return writer
         } catch {
             try? writer.close()
@@ -69,12 +72,26 @@ extension Store {
         return try openTurn(turn.writer!)
     }
 
-    /// As ``transactionInTurn()``, waiting for the writer lock as a suspended task.
+    /// As ``transactionInTurn()``, waiting for the writer lock as a suspended task — without
+    /// the gate: a task must never hold it across a suspension (threads blocked in a
+    /// synchronous `write` would wait for a task that cannot be scheduled).
     func transactionInTurnAsync() async throws -> Transaction {
+        var turn = TurnRequest(store: self)
+        while true {
+            let pause: UInt32?
+            do {
+                pause = try turn.attempt()
+            } catch {
+                releaseGate()
+                throw error
+            }
+            guard let pause else { break }
+            releaseGate()
+            try await Task.sleep(nanoseconds: UInt64(pause) * 1_000)
+            try await acquireGateAsync()
+        }
         let writer: Store
         do {
-            var turn = TurnRequest(store: self)
-            while let pause = try turn.attempt() { try await Task.sleep(nanoseconds: UInt64(pause) * 1_000) }
             writer = try openTurn(turn.writer!)
         } catch {
             releaseGate()
@@ -96,15 +113,22 @@ extension Store {
     }
 
     /// After the turn's transaction committed or rolled back: closes the writer (sync,
-    /// clean state, lock released) and reads the commit as a follower, without reporting it
-    /// again. Releases the outer gate.
+    /// clean state, lock released) and reads the commit as a follower — to the state that
+    /// writer closed at, whatever another process's writer is doing by then — without
+    /// reporting it again. A close that fails (its sync) takes this store out of service for
+    /// writes, as a failed sync does any writer. Releases the outer gate.
     private func endTurn(_ writer: Store) throws {
         defer { releaseGate() }
-        let own = writer.lastAppendedSequence
-        var failure: (any Error)?
-        do { try writer.close() } catch { failure = error }
-        do { _ = try followHoldingGate(quietThrough: own) } catch { failure = failure ?? error }
-        if let failure { throw failure }
+        let closedAt = Beacon.State(segment: writer.activeID, end: writer.activeSize, sequence: writer.lastAppendedSequence)
+        do {
+            try writer.close()
+        } catch {
+            if let failed = error as? StoreError { poison(failed) }
+            _ = try? followHoldingGate()
+            throw error
+        }
+        reportedThrough = max(reportedThrough, closedAt.sequence)
+        _ = try followHoldingGate(to: closedAt)
     }
 
     /// ``compact()`` of a store written in turns: the turn's writer compacts, holding the
@@ -120,8 +144,9 @@ extension Store {
             try? writer.close()
             throw error
         }
+        let closedAt = Beacon.State(segment: writer.activeID, end: writer.activeSize, sequence: writer.lastAppendedSequence)
         try writer.close()
-        _ = try followHoldingGate(quietThrough: 0)
+        _ = try followHoldingGate(to: closedAt)
         return report
     }
 }
@@ -158,7 +183,7 @@ struct TurnRequest {
     /// - Throws: ``StoreError/locked(_:)`` past ``StoreOptions/lockWaitTimeout``; what the
     ///   writer's open throws.
     mutating func attempt() throws -> UInt32? {
-        if store.syncMonitor.withLock({ store.closed }) { throw StoreError.closed }
+        if let refused = store.syncMonitor.withLock({ store.closed ? StoreError.closed : store.failure }) { throw refused }
         let fs = store.fileSystem
         let waitersPath = store.path + "/" + TurnRequest.waitersFileName
         if waiting == nil, monotonicSeconds() < yieldUntil, othersWait(waitersPath, fs) {

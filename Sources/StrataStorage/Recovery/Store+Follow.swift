@@ -58,15 +58,17 @@ extension Store {
         guard isFollowingAWriter else { return false }
         try acquireGate()
         defer { releaseGate() }
-        return try followHoldingGate(quietThrough: 0)
+        return try followHoldingGate()
     }
 
-    /// ``refresh()`` with the gate held; commits up to `quietThrough` are read without
-    /// being reported to the commit observer (this process wrote them in turns and reported
-    /// them when it committed).
-    func followHoldingGate(quietThrough: UInt64) throws -> Bool {
+    /// ``refresh()`` with the gate held, to `explicit` if given (the state a turn of this
+    /// process closed at: read from `HEAD` or `CLEAN` it could already be another process's,
+    /// or momentarily absent as that one opens). Commits this process wrote in turns
+    /// (``reportedThrough``) are read without being reported again.
+    func followHoldingGate(to explicit: Beacon.State? = nil) throws -> Bool {
         guard !syncMonitor.withLock({ closed }) else { throw StoreError.closed }
-        guard let from = followed, let target = Beacon.read(path: path, fileSystem: fileSystem) ?? closedWriterState(),
+        let quietThrough = reportedThrough
+        guard let from = followed, let target = explicit ?? Beacon.read(path: path, fileSystem: fileSystem) ?? closedWriterState(),
               target != from else { return false }
         let state = publishedLock.withLock { $0 }
         var tail = LogTail(store: self, directory: state.directory, space: state.space)
@@ -75,7 +77,7 @@ extension Store {
         } catch let error as LogTail.Unwalkable {
             tail.closeNewFile()
             options.logger?.info("following the writer by reopening: \(error.reason)", metadata: ["store": "\(path)"])
-            return try reopenFollowing(at: nil)
+            return try reopenFollowing(at: target, quietThrough: quietThrough)
         } catch {
             tail.closeNewFile()
             throw error
@@ -88,7 +90,7 @@ extension Store {
         if tail.mapsRetiredSegments {
             // A compaction replaced segments this store still maps: they stay on disk while
             // mapped, so read the store again, at the state just read, from its new segments.
-            return try reopenFollowing(at: target) || advanced
+            return try reopenFollowing(at: target, quietThrough: quietThrough) || advanced
         }
         return advanced
     }
@@ -137,7 +139,7 @@ extension Store {
     /// Opens the store again beside the writer (bounded recovery, as the first open), at
     /// `state` if it still reads, else at whatever the writer publishes; what changed past
     /// the state last read is unknown to the commit observer.
-    private func reopenFollowing(at state: Beacon.State?) throws -> Bool {
+    private func reopenFollowing(at state: Beacon.State?, quietThrough: UInt64) throws -> Bool {
         let recovered: Recovered
         do {
             recovered = try Store.recoverFollowing(path: path, options: options, at: state)
@@ -145,7 +147,9 @@ extension Store {
             return false
         }
         let before = lastAppendedSequence
-        if recovered.directory.sequence != before { commitObserver?(recovered.directory.sequence, nil) }
+        if recovered.directory.sequence != before && recovered.directory.sequence > quietThrough {
+            commitObserver?(recovered.directory.sequence, nil)
+        }
         adopt(recovered.followed, directory: recovered.directory, space: recovered.space, activeID: recovered.activeID,
               activeRegion: recovered.activeRegion, activeSize: recovered.activeSize, activeCipher: recovered.activeCipher,
               file: recovered.followedFile)

@@ -101,7 +101,9 @@ extension Store {
         while true {
             // The state asked for first (a follower reopening at the state it read to), then
             // whatever the writer publishes.
-            guard let state = given ?? Beacon.read(path: path, fileSystem: fs) else {
+            // (No HEAD: a writer that closed left the state its clean marker records.)
+            guard let state = given ?? Beacon.read(path: path, fileSystem: fs)
+                    ?? closedWriterState(path: path, cipher: options.cipher, fileSystem: fs) else {
                 // A writer still opening, or closing (it removes HEAD before it lets go of
                 // LOCK), or one from before beacons, which never publishes.
                 if let probe = try? fs.lock(path + "/LOCK", shared: true) {

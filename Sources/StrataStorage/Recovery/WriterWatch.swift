@@ -86,7 +86,9 @@ final class WriterWatch: @unchecked Sendable {
                            pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0)]
                 let ready = poll(&fds, nfds_t(wakeDescriptor >= 0 ? 2 : 1), timeout)
                 if stopped.withLock({ $0 }) { return }
-                if ready > 0, fds[0].revents & Int16(POLLIN) != 0, !headChanged(in: &buffer) { continue }
+                // Other files' events do not put off the poll's refresh for ever.
+                if ready > 0, fds[0].revents & Int16(POLLIN) != 0, !headChanged(in: &buffer),
+                   monotonicSeconds() - lastRefresh < seconds { continue }
             } else {
                 usleep(UInt32(timeout) * 1000)
                 if stopped.withLock({ $0 }) { return }
@@ -119,9 +121,12 @@ final class WriterWatch: @unchecked Sendable {
             let headerSize = MemoryLayout<inotify_event>.size
             while offset + headerSize <= count {
                 let watch = raw.loadUnaligned(fromByteOffset: offset, as: Int32.self)
+                let mask = raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
                 let nameLength = Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
                 let nameStart = offset + headerSize
                 if watch == headWatch && headWatch >= 0 { written = true }
+                // Events were lost (a HEAD created among them?): watch HEAD again and refresh.
+                if mask & UInt32(IN_Q_OVERFLOW) != 0 { named = true }
                 if nameLength > 0, nameStart + nameLength <= count {
                     let name = raw[nameStart ..< nameStart + nameLength].prefix { $0 != 0 }
                     if name.elementsEqual(Beacon.fileName.utf8) { named = true }

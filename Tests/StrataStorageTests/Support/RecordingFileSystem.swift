@@ -43,6 +43,8 @@ final class RecordingFileSystem: FileSystem, @unchecked Sendable {
         var counts: [FaultPlan.Target: Int] = [:]
         var plan: FaultPlan?
         var injected = 0
+        /// Seconds each file sync takes longer than it does (a slow disk).
+        var syncDelay = 0.0
     }
 
     /// `existingDirectory`: files already there are recorded first, as durable, so a crash
@@ -67,6 +69,13 @@ final class RecordingFileSystem: FileSystem, @unchecked Sendable {
     func setPlan(_ plan: FaultPlan?) {
         state.withLock { $0.plan = plan; $0.counts = [:] }
     }
+
+    /// Makes every later file sync take `seconds` longer (0: as the disk does).
+    func setSyncDelay(_ seconds: Double) {
+        state.withLock { $0.syncDelay = seconds }
+    }
+
+    fileprivate var syncDelay: Double { state.withLock { $0.syncDelay } }
 
     /// Throws the planned error if this operation is the one to fail.
     fileprivate func check(_ target: FaultPlan.Target, path: String) throws {
@@ -184,6 +193,8 @@ final class RecordingFile: StorageFile, @unchecked Sendable {
 
     func sync() throws {
         try owner.check(.sync, path: path)
+        let delay = owner.syncDelay
+        if delay > 0 { usleep(UInt32(delay * 1e6)) }
         try inner.sync()
         owner.record(.sync(inode: inode))
     }
