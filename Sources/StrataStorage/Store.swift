@@ -290,8 +290,9 @@ public final class Store: @unchecked Sendable {
             } else if following {
                 do {
                     recovered = try Store.recoverFollowing(path: path, options: options, at: followFrom)
-                } catch Store.WriterLeft.writerLeft {
-                    // It closed (or died) before publishing: the store is as it lies on disk.
+                } catch let error where error is Store.WriterLeft || followFrom != nil {
+                    // It closed (or died) before publishing, or the clean state cannot be
+                    // followed (a store from before manifests): the store as it lies on disk.
                     lock.unlock()
                     lock = try Store.lock(path + "/LOCK", options: options)
                     following = false

@@ -121,7 +121,8 @@ extension Store {
                 recovered.followed = state
                 return recovered
             } catch {
-                let moved = given != nil || Beacon.read(path: path, fileSystem: fs) != state || manifestBytes() != manifest
+                let now = Beacon.read(path: path, fileSystem: fs) ?? closedWriterState(path: path, cipher: options.cipher, fileSystem: fs)
+                let moved = (given != nil && given != now) || now != state || manifestBytes() != manifest
                 given = nil
                 guard moved, monotonicSeconds() < deadline else { throw error }
             }
