@@ -204,6 +204,33 @@ struct QueryBenchmarks {
         }
     }
 
+    /// `--profile-first-scan N`: steps 4 and 5 (a range count, then the range sorted, first
+    /// 20 names) as the first queries after a reopen, `rounds` times: what they cost when the
+    /// table's projection must first be read (from its persisted file, or by a scan).
+    func profileFirstScan(n: Int, rounds: Int) throws {
+        try withProfileRealm(n: n) { loaded, config in
+            let (low, high) = (Self.low, Self.high)
+            // A warm run first, so the figures below are comparable with the suite's.
+            var checksum = loaded.objects(Item.self).filter(#Predicate { $0.score >= low && $0.score < high }).count
+            let close = time { loaded.invalidate() }
+            var counts: [Double] = [], tops: [Double] = [], opens: [Double] = []
+            for _ in 0 ..< rounds {
+                var opened: Realm?
+                opens.append(try time { opened = try Realm(configuration: config) })
+                let realm = opened!
+                counts.append(time { checksum &+= realm.objects(Item.self).filter(#Predicate { $0.score >= low && $0.score < high }).count })
+                tops.append(time {
+                    checksum &+= realm.objects(Item.self).filter(#Predicate { $0.score >= low && $0.score < high })
+                        .sorted(by: [SortDescriptor(\Item.score, order: .reverse)]).prefix(20).map(\.name).count
+                })
+                realm.invalidate()
+            }
+            log(String(format: "first range count after a reopen: median %.2f ms, min %.2f ms; then the sorted first 20: median %.2f ms (%d rounds); the reopen: median %.2f ms; the close after the load: %.1f ms",
+                       median(counts) * 1e3, counts.min()! * 1e3, median(tops) * 1e3, rounds, median(opens) * 1e3, close * 1e3))
+            log("checksum \(checksum)")
+        }
+    }
+
     /// `--profile-page N`: the studio's table page — page 100 of 50 objects through
     /// `StoreInspector.page`, without and with a query, against converting every object
     /// (`objects(ofType:matching:)`, what the page cost before) — on a store of `n` items.

@@ -55,6 +55,8 @@ struct StrataBench: ParsableCommand {
     var profileEquality: Int?
     @Option(help: "Profile the queries suite's indexed equality as the first query after a reopen, on this many objects (reopened once a round).")
     var profileFirstEquality: Int?
+    @Option(help: "Profile the queries suite's range count and sorted first 20 (steps 4 and 5) as the first queries after a reopen, on this many objects.")
+    var profileFirstScan: Int?
     @Option(help: "Time one page of 50 objects through StoreInspector (the studio's tables) on a store of this many objects, against converting every object.")
     var profilePage: Int?
     @Option(help: "Elements of the lists in the scale suite.")
@@ -94,6 +96,10 @@ struct StrataBench: ParsableCommand {
         }
         if let profilePage {
             try QueryBenchmarks(sizes: [profilePage], workDirectory: work).profilePage(n: profilePage, rounds: max(rounds, 1))
+            return
+        }
+        if let profileFirstScan {
+            try QueryBenchmarks(sizes: [profileFirstScan], workDirectory: work).profileFirstScan(n: profileFirstScan, rounds: max(rounds, 1))
             return
         }
         if let profileFirstEquality {

@@ -23,6 +23,8 @@ final class SharedStore: @unchecked Sendable {
     private let projections = Locked<[UInt32: TableProjection]>([:])
     /// Projections built from a scan (not advanced from an older one), for tests.
     let projectionBuilds = Locked(0)
+    /// Projections read from their persisted files, for tests.
+    let projectionReads = Locked(0)
     /// Each class bound once: a stored type never changes while the store is open (schema
     /// changes happen at the first open), so later realms reuse the checked binding.
     /// Opening a realm per request costs a few microseconds because of this.
@@ -101,6 +103,7 @@ final class SharedStore: @unchecked Sendable {
         guard slot.realms == 0 else { return }
         slot.shared = nil
         SharedStore.retire(slot, identity: identity)
+        persistProjections()
         try? store.close()
         if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
     }
@@ -492,12 +495,39 @@ final class SharedStore: @unchecked Sendable {
            let changes = log.changes(after: kept.sequence, through: snapshot.sequence) {
             made = kept.advanced(to: snapshot, changes: changes.tables[table] ?? TableChanges(), damaged: damaged)
         }
+        if made == nil, kept == nil, let read = persistedProjection(table: table, snapshot: snapshot) {
+            projectionReads.withLock { $0 += 1 }
+            made = read
+        }
         if made == nil { projectionBuilds.withLock { $0 += 1 } }
         let projection = made ?? TableProjection.build(table: table, snapshot: snapshot, properties: properties, damaged: damaged)
         projections.withLock { kept in
             if (kept[table]?.sequence ?? 0) <= projection.sequence { kept[table] = projection }
         }
         return projection
+    }
+
+    /// `table`'s projection at `snapshot` from the file a close left, if one was written
+    /// for exactly the state `snapshot` reads and reads back whole (`TableProjection+File`).
+    private func persistedProjection(table: UInt32, snapshot: Snapshot) -> TableProjection? {
+        guard temporaryDirectory == nil,
+              let bytes = store.derivedData(named: TableProjection.fileName(table: table), for: snapshot) else { return nil }
+        return TableProjection.read(bytes, table: table, snapshot: snapshot)
+    }
+
+    /// Writes each table's newest projection beside the store, when it reflects the last
+    /// commit and its file does not already hold it, so the next open's first query reads
+    /// it instead of scanning the table. Called by the last release, before the store
+    /// closes: never on a commit's path. A failure leaves the file as it was (a cache).
+    private func persistProjections() {
+        guard temporaryDirectory == nil, !readOnly else { return }
+        let last = store.lastSequence
+        for projection in projections.withLock({ Array($0.values) }) where projection.sequence == last {
+            if let persisted = projection.persistedColumns, let columns = projection.persistableColumns,
+               Set(columns.keys).isSubset(of: persisted) { continue }
+            guard let bytes = projection.fileBytes() else { continue }
+            try? store.writeDerivedData(bytes, named: TableProjection.fileName(table: projection.table), for: projection.snapshot)
+        }
     }
 
     // MARK: Listeners

@@ -51,6 +51,7 @@ enum EncryptedFile {
         case hint = 2
         case manifest = 3
         case cleanMarker = 4
+        case derivedData = 5
     }
 
     /// Where a segment's first record frame starts: preamble, then the header's frame.

@@ -110,6 +110,13 @@ struct KeyDirectory: Sendable {
         }
     }
 
+    /// Calls `body` with every segment view: the sealed ones, then the active one.
+    func forEachSegment(_ body: (SegmentView) -> Void) {
+        for case let view? in sealed { body(view) }
+        for view in outliers.values { body(view) }
+        if let active { body(active) }
+    }
+
     /// Slots of the sealed-segment window (for tests: bounded by the live ids' spread).
     var sealedSlots: Int { sealed.count }
 

@@ -261,6 +261,15 @@ struct OrdinalSet {
     private(set) var words: [UInt64]
     private(set) var count: Int
 
+    /// The set whose bits are `words` (as `words` holds them), for `count` ordinals; bits
+    /// past `count` are cleared. Nil when `words` is not the length `count` needs.
+    init?(words: [UInt64], count: Int) {
+        guard count >= 0, words.count == (count + 63) / 64 else { return nil }
+        self.count = count
+        self.words = words
+        if count % 64 != 0 { self.words[words.count - 1] &= (1 << UInt64(count % 64)) - 1 }
+    }
+
     init(count: Int, all: Bool) {
         self.count = count
         words = Array(repeating: all ? ~0 : 0, count: (count + 63) / 64)
@@ -371,15 +380,22 @@ final class TableProjection: @unchecked Sendable {
     let sequence: UInt64
     /// Ordinal → engine key: the keys' bytes end to end, and where each ends (two arrays,
     /// not one array per key). Dead ordinals keep their key.
-    private let keyBytes: [UInt8]
-    private let keyEnds: [Int]
+    let keyBytes: [UInt8]
+    let keyEnds: [Int]
     /// The ordinals whose object exists at `sequence` (nil: all of them).
-    private let live: OrdinalSet?
-    private let snapshot: Snapshot
+    let live: OrdinalSet?
+    let snapshot: Snapshot
     /// Whether a scan of `snapshot` visits the records in ordinal order (a fresh build), so
     /// a column can be added by a scan rather than a look-up per key.
-    private let scanOrdered: Bool
+    let scanOrdered: Bool
+    /// The columns the persisted file this projection was read from holds (nil: not read
+    /// from one): closing the store need not write the same file again.
+    let persistedColumns: Set<Int>?
     private let lock = NSLock()
+    /// Whether a record or field did not read while building or advancing this projection
+    /// (or one it was advanced from): such a projection is never persisted, so that the
+    /// next open reads the damage again and reports it.
+    private var sawDamage = false
     private var columns: [Int: ProjectedColumn] = [:]
     /// Per property: the ordinals whose field did not decode (left out of filtered results).
     private var damage: [Int: OrdinalSet] = [:]
@@ -416,7 +432,8 @@ final class TableProjection: @unchecked Sendable {
         case ordinals([Int32])
     }
 
-    private init(table: UInt32, snapshot: Snapshot, keyBytes: [UInt8], keyEnds: [Int], live: OrdinalSet?, scanOrdered: Bool) {
+    init(table: UInt32, snapshot: Snapshot, keyBytes: [UInt8], keyEnds: [Int], live: OrdinalSet?, scanOrdered: Bool,
+         persistedColumns: Set<Int>? = nil) {
         self.table = table
         self.snapshot = snapshot
         sequence = snapshot.sequence
@@ -424,6 +441,31 @@ final class TableProjection: @unchecked Sendable {
         self.keyEnds = keyEnds
         self.live = live
         self.scanOrdered = scanOrdered
+        self.persistedColumns = persistedColumns
+    }
+
+    /// Sets the columns a persisted file held (none of them damaged: such columns are never
+    /// persisted).
+    func restore(_ restored: [Int: ProjectedColumn]) {
+        let clean = OrdinalSet(count: count, all: false)
+        lock.withLock {
+            for (property, column) in restored {
+                columns[property] = column
+                damage[property] = clean
+            }
+        }
+    }
+
+    /// Notes that a record or field did not read (see `sawDamage`).
+    private func noteDamage() { lock.withLock { sawDamage = true } }
+
+    /// The typed columns, when nothing in this projection's making failed to read: what a
+    /// persisted file holds (columns of other kinds are projected again on demand).
+    var persistableColumns: [Int: ProjectedColumn]? {
+        lock.withLock {
+            guard !sawDamage, missing.isEmpty, damage.values.allSatisfy({ $0.population == 0 }) else { return nil }
+            return columns.filter { if case .values = $0.value { return false } else { return true } }
+        }
     }
 
     /// The number of ordinals (dead ones included).
@@ -493,7 +535,8 @@ final class TableProjection: @unchecked Sendable {
         keyEnds.reserveCapacity(expected)
         var builders = properties.map { _ in ProjectedColumn.Builder(capacity: expected) }
         var fieldDamage = properties.map { _ in [Int]() }
-        snapshot.scanRecords(table: table, damaged: damaged) { key, value in
+        var sawDamage = false
+        snapshot.scanRecords(table: table, damaged: { key, error in sawDamage = true; damaged(key, error) }) { key, value in
             let ordinal = keyEnds.count
             keyBytes.append(contentsOf: key)
             keyEnds.append(keyBytes.count)
@@ -509,6 +552,7 @@ final class TableProjection: @unchecked Sendable {
         }
         let projection = TableProjection(table: table, snapshot: snapshot, keyBytes: keyBytes, keyEnds: keyEnds,
                                          live: nil, scanOrdered: true)
+        if sawDamage { projection.noteDamage() }
         for (position, property) in properties.enumerated() {
             projection.store(builders[position].build(), damaged: fieldDamage[position], for: property)
         }
@@ -526,21 +570,24 @@ final class TableProjection: @unchecked Sendable {
 
     /// Property `property`'s column, projected now if it is not yet: by one more scan of
     /// the same snapshot when it visits the records in ordinal order (checked, not
-    /// assumed), else by a look-up per ordinal. Nil if a record vanished (it cannot for an
-    /// unchanged snapshot).
+    /// assumed: a projection read from its file may have been ordered by another index),
+    /// else by a look-up per ordinal. Nil if a record vanished (it cannot for an unchanged
+    /// snapshot).
     func column(_ property: Int, damaged: (_ key: [UInt8], _ error: any Error) -> Void) -> ProjectedColumn? {
         if let column = lock.withLock({ columns[property] }) { return column }
         var builder = ProjectedColumn.Builder(capacity: count)
         var fieldDamage: [Int] = []
+        var noted: [(key: [UInt8], error: any Error)] = []
         func add(_ ordinal: Int, _ row: some ContiguousBytes) {
             do {
                 builder.append(try RowFormat.field(property, of: row))
             } catch {
                 builder.append(.null)
                 fieldDamage.append(ordinal)
-                damaged(key(ordinal), error)
+                noted.append((key(ordinal), error))
             }
         }
+        var scanned = false
         if scanOrdered {
             var ordinal = 0
             var aligned = true
@@ -552,8 +599,14 @@ final class TableProjection: @unchecked Sendable {
                 add(ordinal, value)
                 ordinal += 1
             }
-            guard aligned, ordinal == count else { return nil }
-        } else {
+            scanned = aligned && ordinal == count
+            if !scanned {
+                builder = ProjectedColumn.Builder(capacity: count)
+                fieldDamage = []
+                noted = []
+            }
+        }
+        if !scanned {
             for ordinal in 0 ..< count {
                 guard live?[ordinal] ?? true else {
                     builder.append(.null)
@@ -565,13 +618,15 @@ final class TableProjection: @unchecked Sendable {
                 } catch {
                     builder.append(.null)
                     fieldDamage.append(ordinal)
-                    damaged(key(ordinal), error)
+                    noted.append((key(ordinal), error))
                     continue
                 }
                 guard let row else { return nil }
                 add(ordinal, row)
             }
         }
+        if !noted.isEmpty { noteDamage() }
+        for (key, error) in noted { damaged(key, error) }
         let column = builder.build()
         store(column, damaged: fieldDamage, for: property)
         return column
@@ -645,6 +700,7 @@ extension TableProjection {
         let next = TableProjection(table: table, snapshot: snapshot, keyBytes: keyBytes, keyEnds: keyEnds,
                                    live: live.population == keyEnds.count ? nil : live, scanOrdered: false)
         next.ordinalTable = index
+        if lock.withLock({ sawDamage }) { next.noteDamage() }
         // Each projected column: copied once, grown to the new ordinals, the changed rows re-read.
         for (property, column) in columns {
             var column = column
@@ -665,6 +721,7 @@ extension TableProjection {
                 } catch {
                     updates.append((ordinal, .null))
                     bad[ordinal] = true
+                    next.noteDamage()
                     damaged(key, error)
                 }
             }
@@ -1188,8 +1245,24 @@ extension TableProjection {
 /// heap block for each string past 15 bytes). A column whose strings pass 2 GiB keeps
 /// plain values instead (`canAppend`). An entry reads back as the same `String`.
 struct StringDictionary {
-    private var bytes: [UInt8] = []
-    private var ends: [Int32] = []
+    private(set) var bytes: [UInt8] = []
+    private(set) var ends: [Int32] = []
+
+    init() {}
+
+    /// The dictionary whose entries end at `ends` in `bytes` (as `bytes`/`ends` give them);
+    /// nil unless the ends rise and the last is the end of `bytes`. (Entries that are not
+    /// valid UTF-8 read back repaired, as `String(decoding:)` does.)
+    init?(bytes: [UInt8], ends: [Int32]) {
+        var previous: Int32 = 0
+        for end in ends {
+            guard end >= previous else { return nil }
+            previous = end
+        }
+        guard Int(previous) == bytes.count else { return nil }
+        self.bytes = bytes
+        self.ends = ends
+    }
 
     var count: Int { ends.count }
 

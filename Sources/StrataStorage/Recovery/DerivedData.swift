@@ -1,0 +1,166 @@
+// DerivedData: files the layers above keep beside the store's segments — data computed
+// from the records (the object layer's table projections) that is cheaper to read back than
+// to compute again. Kept like the hints: a cache, written through a temporary file and a
+// rename and never synced, checksummed, and used only for the exact stored state it was
+// computed from — the same last commit in the same segments, each as long as it was — so a
+// file from before a later commit, a compaction, a crash's recovery or another store is
+// refused, never trusted. Callers write one when a store closes, never on the commit path.
+//
+// Layout (little-endian; docs/FORMAT.md, "Derived data"):
+//   0  8  magic "STRATADD"    8  4  version (1)    12 4  segment count m
+//   16 8  sequence of the last commit the data reflects
+//   24 4  CRC32C of the last (up to 64) committed bytes of the newest segment
+//   28 4  zero
+//   32 .. m × 12 bytes: segment file number (4), committed length (8), by number
+//   then 8 bytes: payload length p; p bytes of payload; 4 bytes: CRC32C of all before them.
+// In an encrypted store the whole file is sealed as the hints are (file kind 5).
+
+/// Which stored state a snapshot reads, as derived data records it: the last commit and
+/// every segment's committed extent.
+struct StoredState: Equatable {
+    var sequence: UInt64
+    var segments: [(id: UInt32, length: UInt64)]
+    var tailChecksum: UInt32
+
+    static func == (a: StoredState, b: StoredState) -> Bool {
+        a.sequence == b.sequence && a.tailChecksum == b.tailChecksum
+            && a.segments.elementsEqual(b.segments) { $0.id == $1.id && $0.length == $1.length }
+    }
+}
+
+enum DerivedData {
+    static let magic: [UInt8] = Array("STRATADD".utf8)
+    static let version: UInt32 = 1
+    static let fileSuffix = ".derived"
+    /// Bytes of the newest segment's committed end that the tail checksum covers.
+    static let tailBytes = 64
+
+    /// Whether `name` can name derived data: 1–64 of `a-z`, `0-9`, `-`.
+    static func isValidName(_ name: String) -> Bool {
+        (1 ... 64).contains(name.utf8.count)
+            && name.utf8.allSatisfy { (UInt8(ascii: "a") ... UInt8(ascii: "z")).contains($0) || (UInt8(ascii: "0") ... UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "-") }
+    }
+
+    static func encode(_ payload: [UInt8], state: StoredState) -> [UInt8] {
+        var out = magic
+        out.reserveCapacity(48 + state.segments.count * 12 + payload.count)
+        out.appendLE32(version)
+        out.appendLE32(UInt32(state.segments.count))
+        out.appendLE64(state.sequence)
+        out.appendLE32(state.tailChecksum)
+        out.appendLE32(0)
+        for segment in state.segments {
+            out.appendLE32(segment.id)
+            out.appendLE64(segment.length)
+        }
+        out.appendLE64(UInt64(payload.count))
+        out.append(contentsOf: payload)
+        out.appendLE32(Checksum.crc32c(out))
+        return out
+    }
+
+    /// The payload of `bytes` if they are whole and were written for `state`; otherwise why not.
+    static func decode(_ bytes: [UInt8], state: StoredState) -> Result<[UInt8], DecodeProblem> {
+        bytes.withUnsafeBytes { raw -> Result<[UInt8], DecodeProblem> in
+            guard raw.count >= 44, raw.prefix(8).elementsEqual(magic) else { return .failure(.damaged("not derived data (bad magic or too short)")) }
+            guard Checksum.crc32c(UnsafeRawBufferPointer(rebasing: raw[0 ..< raw.count - 4])) == raw.le32(raw.count - 4) else {
+                return .failure(.damaged("checksum mismatch"))
+            }
+            guard raw.le32(8) == version else { return .failure(.damaged("version \(raw.le32(8)) (this build reads \(version))")) }
+            let count = Int(raw.le32(12))
+            let payloadAt = 32 + count * 12 + 8
+            guard count <= (raw.count - 44) / 12, payloadAt <= raw.count - 4 else { return .failure(.damaged("segment list longer than the file")) }
+            var found = StoredState(sequence: raw.le64(16), segments: [], tailChecksum: raw.le32(24))
+            for i in 0 ..< count {
+                found.segments.append((raw.le32(32 + i * 12), raw.le64(36 + i * 12)))
+            }
+            guard found == state else { return .failure(.stale) }
+            let length = raw.le64(payloadAt - 8)
+            guard length == UInt64(raw.count - 4 - payloadAt) else { return .failure(.damaged("payload length \(length) does not match the file")) }
+            return .success(Array(raw[payloadAt ..< raw.count - 4]))
+        }
+    }
+
+    enum DecodeProblem: Error {
+        /// Written for another state of the store: not wrong, just old.
+        case stale
+        case damaged(String)
+    }
+}
+
+extension KeyDirectory {
+    /// The stored state this directory reads (`DerivedData`): its sequence, each segment's
+    /// committed extent, and a checksum of the newest segment's last committed bytes.
+    var storedState: StoredState {
+        var segments: [(id: UInt32, length: UInt64)] = []
+        forEachSegment { view in segments.append((view.id, UInt64(view.length))) }
+        segments.sort { $0.id < $1.id }
+        var tail: UInt32 = 0
+        if let newest = segments.last, let view = segment(newest.id) {
+            let count = min(DerivedData.tailBytes, view.length)
+            if let bytes = view.region.bytes(at: view.length - count, count: count, limit: view.length) {
+                tail = Checksum.crc32c(bytes)
+            }
+        }
+        return StoredState(sequence: sequence, segments: segments, tailChecksum: tail)
+    }
+}
+
+extension Store {
+    /// Keeps `payload` beside the store as the derived data called `name`, computed from
+    /// the state `snapshot` reads. ``derivedData(named:for:)`` returns it only for a
+    /// snapshot of exactly that state: the same last commit in the same segments, each as
+    /// long as it was (a later commit, a compaction or a crash's recovery makes it stale).
+    ///
+    /// A cache, as the hint files are: written through a temporary file and a rename, not
+    /// synced (a crash may leave it missing or cut; the next read refuses it), sealed with
+    /// the store's key in an encrypted store. Write it when the store is quiet (before
+    /// ``close()``), never inside a commit. A read-only store writes nothing.
+    ///
+    /// - Parameters:
+    ///   - payload: the bytes to keep (their meaning is the caller's).
+    ///   - name: 1–64 characters of `a-z`, `0-9` and `-`; the file is `name.derived`.
+    ///   - snapshot: the snapshot `payload` was computed from.
+    /// - Throws: ``StoreError/invalidArgument(_:)`` for a bad name, ``StoreError/closed``,
+    ///   or the I/O error that stopped the write (nothing of the store changes either way).
+    public func writeDerivedData(_ payload: [UInt8], named name: String, for snapshot: Snapshot) throws {
+        guard DerivedData.isValidName(name) else {
+            throw StoreError.invalidArgument("derived data name \"\(name)\": use 1–64 characters of a-z, 0-9 and -")
+        }
+        guard !options.readOnly else { return }
+        _ = try currentState()
+        let bytes = DerivedData.encode(payload, state: snapshot.directory.storedState)
+        try Store.writeFileAtomically(directory: path, name: name + DerivedData.fileSuffix,
+                                      bytes: try Store.sealSmallFile(bytes, kind: .derivedData, cipher: storeCipher),
+                                      fileSystem: fileSystem, durable: false)
+    }
+
+    /// The derived data called `name` if it was written for exactly the state `snapshot`
+    /// reads (see ``writeDerivedData(_:named:for:)``); nil when there is none, or it is
+    /// for another state, damaged, cut or sealed with another key. A writable store removes
+    /// a file it refuses as damaged.
+    public func derivedData(named name: String, for snapshot: Snapshot) -> [UInt8]? {
+        guard DerivedData.isValidName(name) else { return nil }
+        let fileName = name + DerivedData.fileSuffix
+        let filePath = path + "/" + fileName
+        guard fileSystem.fileExists(filePath) else { return nil }
+        let decoded: Result<[UInt8], DerivedData.DecodeProblem>
+        do {
+            let file = try fileSystem.openFile(filePath, create: false, readOnly: true)
+            defer { file.close() }
+            let plain = try Store.openSmallFile(try file.readAll(), name: fileName, kind: .derivedData, cipher: storeCipher)
+            decoded = DerivedData.decode(plain, state: snapshot.directory.storedState)
+        } catch {
+            decoded = .failure(.damaged("\(error)"))
+        }
+        switch decoded {
+        case .success(let payload):
+            return payload
+        case .failure(.stale):
+            return nil
+        case .failure(.damaged):
+            if !options.readOnly { try? fileSystem.remove(filePath) }
+            return nil
+        }
+    }
+}

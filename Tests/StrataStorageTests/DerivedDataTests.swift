@@ -1,0 +1,101 @@
+// Derived data (`Store.writeDerivedData` / `derivedData(named:for:)`): bytes kept beside the
+// store for exactly one stored state. A file is read back only for a snapshot of the state
+// it was written for; a later commit, a compaction, a damaged or cut file, or a bad name
+// never yields bytes that do not belong to the snapshot.
+
+import XCTest
+import Foundation
+import StrataTestSupport
+@testable import StrataStorage
+
+final class DerivedDataTests: XCTestCase {
+    private func filePath(_ dir: TemporaryDirectory, _ name: String) -> String { dir.path + "/" + name + ".derived" }
+
+    func testDerivedDataIsReadBackOnlyForTheStateItWasWrittenFor() throws {
+        let dir = TemporaryDirectory()
+        var store: Store? = try Store(directory: dir.url)
+        try store!.write { try $0.put(table: 1, key: Array("a".utf8), value: Array("1".utf8)) }
+        let written = store!.snapshot()
+        let payload = (0 ..< 10_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try store!.writeDerivedData(payload, named: "table-1", for: written)
+        XCTAssertTrue(store!.derivedData(named: "table-1", for: written) == payload)
+        XCTAssertNil(store!.derivedData(named: "table-2", for: written)?.count, "no file of that name")
+
+        // Closed and opened again, nothing written in between: the same state.
+        try store!.close()
+        store = try Store(directory: dir.url)
+        XCTAssertTrue(store!.derivedData(named: "table-1", for: store!.snapshot()) == payload, "after a clean reopen")
+
+        // A commit makes it stale for newer snapshots.
+        try store!.write { try $0.put(table: 1, key: Array("a".utf8), value: Array("2".utf8)) }
+        XCTAssertNil(store!.derivedData(named: "table-1", for: store!.snapshot())?.count, "after a commit")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: filePath(dir, "table-1")), "a stale file is kept (it is not damaged)")
+
+        // Written again for the new state, then a compaction: stale again.
+        try store!.writeDerivedData(payload, named: "table-1", for: store!.snapshot())
+        XCTAssertTrue(store!.derivedData(named: "table-1", for: store!.snapshot()) == payload)
+        _ = try store!.compact()
+        XCTAssertNil(store!.derivedData(named: "table-1", for: store!.snapshot())?.count, "after a compaction")
+        try store!.close()
+    }
+
+    func testADamagedOrCutFileIsRefusedAndRemoved() throws {
+        let dir = TemporaryDirectory()
+        let store = try Store(directory: dir.url)
+        defer { try? store.close() }
+        try store.write { try $0.put(table: 1, key: Array("a".utf8), value: Array("1".utf8)) }
+        let snapshot = store.snapshot()
+        let payload = [UInt8](repeating: 7, count: 4096)
+        let path = filePath(dir, "p")
+        for damage in ["flip", "cut", "empty"] {
+            try store.writeDerivedData(payload, named: "p", for: snapshot)
+            var bytes = try Array(Data(contentsOf: URL(fileURLWithPath: path)))
+            switch damage {
+            case "flip": bytes[bytes.count / 2] ^= 0x10
+            case "cut": bytes.removeLast(100)
+            default: bytes = []
+            }
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            XCTAssertNil(store.derivedData(named: "p", for: snapshot)?.count, damage)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path), "\(damage): a damaged file is removed")
+        }
+    }
+
+    func testBadNamesAreRefusedAndAReadOnlyStoreWritesNothing() throws {
+        let dir = TemporaryDirectory()
+        do {
+            let store = try Store(directory: dir.url)
+            try store.write { try $0.put(table: 1, key: [1], value: [2]) }
+            let snapshot = store.snapshot()
+            for name in ["", "A", "../escape", "a/b", "a.b", String(repeating: "x", count: 65)] {
+                XCTAssertThrowsError(try store.writeDerivedData([1], named: name, for: snapshot), name) { error in
+                    guard case StoreError.invalidArgument(let message) = error else { return XCTFail("\(name): \(error)") }
+                    XCTAssertTrue(message.contains("derived data name"), message)
+                }
+                XCTAssertNil(store.derivedData(named: name, for: snapshot)?.count)
+            }
+            try store.close()
+        }
+        var options = StoreOptions()
+        options.readOnly = true
+        let reader = try Store(directory: dir.url, options: options)
+        defer { try? reader.close() }
+        try reader.writeDerivedData([1, 2, 3], named: "r", for: reader.snapshot())
+        XCTAssertFalse(FileManager.default.fileExists(atPath: filePath(dir, "r")))
+    }
+
+    func testAnEncryptedStoresDerivedDataIsSealedWithItsKey() throws {
+        let dir = TemporaryDirectory()
+        var options = StoreOptions()
+        options.encryptionKey = Data((0 ..< 64).map { UInt8($0) })
+        let store = try Store(directory: dir.url, options: options)
+        defer { try? store.close() }
+        try store.write { try $0.put(table: 1, key: [1], value: [2]) }
+        let snapshot = store.snapshot()
+        let payload = Array("a secret value in clear".utf8)
+        try store.writeDerivedData(payload, named: "s", for: snapshot)
+        let onDisk = try Data(contentsOf: URL(fileURLWithPath: filePath(dir, "s")))
+        XCTAssertNil(onDisk.range(of: Data(payload)), "the payload is not on disk in clear")
+        XCTAssertTrue(store.derivedData(named: "s", for: snapshot) == payload)
+    }
+}
