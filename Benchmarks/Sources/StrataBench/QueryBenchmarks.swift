@@ -60,7 +60,7 @@ struct QueryBenchmarks {
     /// One engine's timings (seconds) in one round.
     struct Times {
         var insert = 0.0, reads = 0.0, cityFirst = 0.0, cityWarm = 0.0, rangeCount = 0.0, top20 = 0.0
-        var update = 0.0, commitMean = 0.0, commitWorst = 0.0, reopen = 0.0, cityAfterReopen = 0.0
+        var update = 0.0, commitMean = 0.0, commitWorst = 0.0, reopen = 0.0, cityAfterReopen = 0.0, rangeAfterReopen = 0.0
         /// Strata: the projection after every property was queried. (Its arrays counted: the
         /// process's resident memory says little here, as the load's freed memory is reused.)
         var memory: ProjectionStatistics?
@@ -73,6 +73,7 @@ struct QueryBenchmarks {
         var rangeCount = 0, top20: [String] = []
         var finalAgeSum = 0, finalScoreSum = 0.0
         var reopened: [String] = []
+        var rangeAfterReopen = 0
     }
 
     /// Strata: a fresh realm, `.full` durability, steps 1–8.
@@ -153,6 +154,12 @@ struct QueryBenchmarks {
         }
         times.cityAfterReopen = time { found = cityQuery() }
         guard found.count == answers.cityCount else { throw QueryMismatch(description: "Strata: the city query after the reopen found \(found.count) objects, before it \(answers.cityCount)") }
+        // A reopen again, so that the range count is this open's first scan of the table.
+        realm.invalidate()
+        realm = try Realm(configuration: config)
+        times.rangeAfterReopen = time {
+            answers.rangeAfterReopen = realm.objects(Item.self).filter(#Predicate { $0.score >= low && $0.score < high }).count
+        }
         realm.invalidate()
         return (times, answers)
     }
@@ -384,6 +391,13 @@ struct QueryBenchmarks {
         times.cityAfterReopen = try time { found = try cityQuery(queue) }
         guard found.count == answers.cityCount else { throw QueryMismatch(description: "GRDB: the city query after the reopen found \(found.count) rows, before it \(answers.cityCount)") }
         try queue.close()
+        queue = try DatabaseQueue(path: path)
+        times.rangeAfterReopen = try time {
+            answers.rangeAfterReopen = try queue.read { db in
+                try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM item WHERE score >= ? AND score < ?"), arguments: range)!
+            }
+        }
+        try queue.close()
         return (times, answers)
     }
 
@@ -422,6 +436,9 @@ struct QueryBenchmarks {
                 problems.append("after steps 6–7: \(aName) age sum \(a.finalAgeSum), score sum \(a.finalScoreSum); \(bName) \(b.finalAgeSum), \(b.finalScoreSum)")
             }
             if a.reopened != b.reopened { problems.append("step 8: \(aName) read \(a.reopened), \(bName) \(b.reopened)") }
+            if a.rangeAfterReopen != b.rangeAfterReopen {
+                problems.append("step 4 after the reopen: \(aName) counts \(a.rangeAfterReopen), \(bName) \(b.rangeAfterReopen)")
+            }
         }
         guard problems.isEmpty else {
             throw QueryMismatch(description: "queries suite: \(aName) and \(bName) disagree: " + problems.joined(separator: "; "))
@@ -498,6 +515,7 @@ struct QueryBenchmarks {
             rawRow,
             row("(8) close, reopen, read one object", \.reopen, goal: nil),
             row("(3) the city query again, first after the reopen", \.cityAfterReopen, goal: nil),
+            row("(4) the range count as the first query of another reopen (Strata: the projection read from its file)", \.rangeAfterReopen, goal: nil),
         ]
         return lines.joined(separator: "\n") + "\n" + memoryTable(n: n, strataRounds.last!)
     }
