@@ -31,12 +31,36 @@ final class DerivedDataTests: XCTestCase {
         XCTAssertNil(store!.derivedData(named: "table-1", for: store!.snapshot())?.count, "after a commit")
         XCTAssertTrue(FileManager.default.fileExists(atPath: filePath(dir, "table-1")), "a stale file is kept (it is not damaged)")
 
-        // Written again for the new state, then a compaction: stale again.
+        // Written again for the new state, then `compact()`, which seals the active segment
+        // first (a roll): stale again.
         try store!.writeDerivedData(payload, named: "table-1", for: store!.snapshot())
         XCTAssertTrue(store!.derivedData(named: "table-1", for: store!.snapshot()) == payload)
         _ = try store!.compact()
-        XCTAssertNil(store!.derivedData(named: "table-1", for: store!.snapshot())?.count, "after a compaction")
+        XCTAssertNil(store!.derivedData(named: "table-1", for: store!.snapshot())?.count, "after a roll")
         try store!.close()
+    }
+
+    /// The background compaction rewrites sealed segments without changing any key's value
+    /// and leaves the active segment where the last commit lies: data written before it
+    /// still describes the store, and is read back.
+    func testABackgroundCompactionLeavesDerivedDataValid() throws {
+        let dir = TemporaryDirectory()
+        var options = StoreOptions()
+        options.segmentSize = 4096
+        options.autoCompaction = .disabled
+        let store = try Store(directory: dir.url, options: options)
+        defer { try? store.close() }
+        for round in 0 ..< 40 {
+            try store.write { t in for key in 0 ..< 8 { try t.put(table: 1, key: [UInt8(key)], value: [UInt8](repeating: UInt8(round), count: 100)) } }
+        }
+        let before = store.snapshot()
+        try store.writeDerivedData([1, 2, 3], named: "d", for: before)
+        let report = try store.runCompaction(manual: false)
+        XCTAssertGreaterThan(report.segmentsCompacted, 0, "the sealed segments were rewritten")
+        let after = store.snapshot()
+        XCTAssertEqual(after.sequence, before.sequence)
+        for key in 0 ..< 8 { XCTAssertEqual(try after.get(table: 1, key: [UInt8(key)]), [UInt8](repeating: 39, count: 100)) }
+        XCTAssertEqual(store.derivedData(named: "d", for: after), [1, 2, 3], "read back after the compaction")
     }
 
     func testADamagedOrCutFileIsRefusedAndRemoved() throws {

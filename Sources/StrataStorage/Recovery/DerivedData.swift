@@ -1,29 +1,36 @@
 // DerivedData: files the layers above keep beside the store's segments — data computed
 // from the records (the object layer's table projections) that is cheaper to read back than
 // to compute again. Kept like the hints: a cache, written through a temporary file and a
-// rename and never synced, checksummed, and used only for the exact stored state it was
-// computed from — the same last commit in the same segments, each as long as it was — so a
-// file from before a later commit, a compaction, a crash's recovery or another store is
-// refused, never trusted. Callers write one when a store closes, never on the commit path.
+// rename and never synced, checksummed, and used only for the stored state it was computed
+// from: the same last commit, at the same end of the same active log segment (its length
+// and a checksum of its last bytes). A later commit, a roll, a crash's recovery or another
+// store makes a file stale; it is refused, never trusted. A compaction does not: it moves
+// sealed records into new segments without changing what any key reads, and the active
+// segment, where the last commit lies, stays. Callers write one when a store closes, never
+// on the commit path.
 //
 // Layout (little-endian; docs/FORMAT.md, "Derived data"):
-//   0  8  magic "STRATADD"    8  4  version (1)    12 4  segment count m
+//   0  8  magic "STRATADD"    8  4  version (1)    12 4  zero
 //   16 8  sequence of the last commit the data reflects
-//   24 4  CRC32C of the last (up to 64) committed bytes of the newest segment
-//   28 4  zero
-//   32 .. m × 12 bytes: segment file number (4), committed length (8), by number
+//   24 4  active log segment's file number (0: none; then every segment is listed below)
+//   28 4  CRC32C of the last (up to 64) committed bytes of the active segment
+//   32 8  the active segment's committed length    40 4 segment count m    44 4 zero
+//   48 .. m × 12 bytes: segment file number (4), committed length (8), by number
 //   then 8 bytes: payload length p; p bytes of payload; 4 bytes: CRC32C of all before them.
 // In an encrypted store the whole file is sealed as the hints are (file kind 5).
 
-/// Which stored state a snapshot reads, as derived data records it: the last commit and
-/// every segment's committed extent.
+/// Which stored state a snapshot reads, as derived data records it: its last commit and the
+/// end of the active log segment (or, with no active segment, every segment's extent).
 struct StoredState: Equatable {
     var sequence: UInt64
-    var segments: [(id: UInt32, length: UInt64)]
+    var activeID: UInt32
+    var activeLength: UInt64
     var tailChecksum: UInt32
+    /// Every segment's extent; only when there is no active segment (else empty).
+    var segments: [(id: UInt32, length: UInt64)]
 
     static func == (a: StoredState, b: StoredState) -> Bool {
-        a.sequence == b.sequence && a.tailChecksum == b.tailChecksum
+        a.sequence == b.sequence && a.activeID == b.activeID && a.activeLength == b.activeLength && a.tailChecksum == b.tailChecksum
             && a.segments.elementsEqual(b.segments) { $0.id == $1.id && $0.length == $1.length }
     }
 }
@@ -43,11 +50,14 @@ enum DerivedData {
 
     static func encode(_ payload: [UInt8], state: StoredState) -> [UInt8] {
         var out = magic
-        out.reserveCapacity(48 + state.segments.count * 12 + payload.count)
+        out.reserveCapacity(64 + state.segments.count * 12 + payload.count)
         out.appendLE32(version)
-        out.appendLE32(UInt32(state.segments.count))
+        out.appendLE32(0)
         out.appendLE64(state.sequence)
+        out.appendLE32(state.activeID)
         out.appendLE32(state.tailChecksum)
+        out.appendLE64(state.activeLength)
+        out.appendLE32(UInt32(state.segments.count))
         out.appendLE32(0)
         for segment in state.segments {
             out.appendLE32(segment.id)
@@ -62,17 +72,18 @@ enum DerivedData {
     /// The payload of `bytes` if they are whole and were written for `state`; otherwise why not.
     static func decode(_ bytes: [UInt8], state: StoredState) -> Result<[UInt8], DecodeProblem> {
         bytes.withUnsafeBytes { raw -> Result<[UInt8], DecodeProblem> in
-            guard raw.count >= 44, raw.prefix(8).elementsEqual(magic) else { return .failure(.damaged("not derived data (bad magic or too short)")) }
+            guard raw.count >= 60, raw.prefix(8).elementsEqual(magic) else { return .failure(.damaged("not derived data (bad magic or too short)")) }
             guard Checksum.crc32c(UnsafeRawBufferPointer(rebasing: raw[0 ..< raw.count - 4])) == raw.le32(raw.count - 4) else {
                 return .failure(.damaged("checksum mismatch"))
             }
             guard raw.le32(8) == version else { return .failure(.damaged("version \(raw.le32(8)) (this build reads \(version))")) }
-            let count = Int(raw.le32(12))
-            let payloadAt = 32 + count * 12 + 8
-            guard count <= (raw.count - 44) / 12, payloadAt <= raw.count - 4 else { return .failure(.damaged("segment list longer than the file")) }
-            var found = StoredState(sequence: raw.le64(16), segments: [], tailChecksum: raw.le32(24))
+            let count = Int(raw.le32(40))
+            guard count <= (raw.count - 60) / 12 else { return .failure(.damaged("segment list longer than the file")) }
+            let payloadAt = 48 + count * 12 + 8
+            var found = StoredState(sequence: raw.le64(16), activeID: raw.le32(24), activeLength: raw.le64(32),
+                                    tailChecksum: raw.le32(28), segments: [])
             for i in 0 ..< count {
-                found.segments.append((raw.le32(32 + i * 12), raw.le64(36 + i * 12)))
+                found.segments.append((raw.le32(48 + i * 12), raw.le64(52 + i * 12)))
             }
             guard found == state else { return .failure(.stale) }
             let length = raw.le64(payloadAt - 8)
@@ -89,28 +100,32 @@ enum DerivedData {
 }
 
 extension KeyDirectory {
-    /// The stored state this directory reads (`DerivedData`): its sequence, each segment's
-    /// committed extent, and a checksum of the newest segment's last committed bytes.
+    /// The stored state this directory reads (`DerivedData`): its sequence and the end of
+    /// its active segment (every segment's extent when it has none).
     var storedState: StoredState {
-        var segments: [(id: UInt32, length: UInt64)] = []
-        forEachSegment { view in segments.append((view.id, UInt64(view.length))) }
-        segments.sort { $0.id < $1.id }
-        var tail: UInt32 = 0
-        if let newest = segments.last, let view = segment(newest.id) {
-            let count = min(DerivedData.tailBytes, view.length)
-            if let bytes = view.region.bytes(at: view.length - count, count: count, limit: view.length) {
-                tail = Checksum.crc32c(bytes)
-            }
+        var state = StoredState(sequence: sequence, activeID: 0, activeLength: 0, tailChecksum: 0, segments: [])
+        guard let active else {
+            forEachSegment { view in state.segments.append((view.id, UInt64(view.length))) }
+            state.segments.sort { $0.id < $1.id }
+            return state
         }
-        return StoredState(sequence: sequence, segments: segments, tailChecksum: tail)
+        state.activeID = active.id
+        state.activeLength = UInt64(active.length)
+        let count = min(DerivedData.tailBytes, active.length)
+        if let bytes = active.region.bytes(at: active.length - count, count: count, limit: active.length) {
+            state.tailChecksum = Checksum.crc32c(bytes)
+        }
+        return state
     }
 }
 
 extension Store {
     /// Keeps `payload` beside the store as the derived data called `name`, computed from
     /// the state `snapshot` reads. ``derivedData(named:for:)`` returns it only for a
-    /// snapshot of exactly that state: the same last commit in the same segments, each as
-    /// long as it was (a later commit, a compaction or a crash's recovery makes it stale).
+    /// snapshot of exactly that state: the same last commit at the same end of the same
+    /// active log segment (a later commit, a roll — ``compact()`` seals the active segment —
+    /// or a crash's recovery makes it stale; the background compaction, which changes no
+    /// key's value and leaves the active segment, does not).
     ///
     /// A cache, as the hint files are: written through a temporary file and a rename, not
     /// synced (a crash may leave it missing or cut; the next read refuses it), sealed with
