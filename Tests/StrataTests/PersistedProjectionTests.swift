@@ -113,6 +113,35 @@ final class PersistedProjectionTests: RealmTestCase {
         XCTAssertEqual(realm.shared.projectionBuilds.withLock { $0 }, 0, "advanced, not rebuilt")
     }
 
+    /// Commits no query saw since the projection was made: a few changes are applied at the
+    /// close, so the file is for the last commit; a change of every object is not (the next
+    /// open scans, as bringing the projection forward would cost as much).
+    func testAProjectionBehindTheLastCommitIsBroughtForwardAtCloseWhenFewObjectsChanged() throws {
+        do {
+            let realm = try openRealm()
+            try fill(realm, seed: 21)
+            _ = answers(realm)
+            for id in 1 ... 3 {
+                try realm.write { try XCTUnwrap(realm.object(ofType: User.self, forPrimaryKey: "\(id)")).rank = 2_000 + id }
+            }
+            realm.invalidate()
+        }
+        do {
+            let realm = try openRealm()
+            XCTAssertEqual(realm.objects(User.self).filter(#Predicate { $0.rank > 1_000 }).map(\.objId).sorted(), ["1", "2", "3"])
+            XCTAssertEqual(answers(realm), expected(realm))
+            XCTAssertEqual(realm.shared.projectionReads.withLock { $0 }, 1, "the close brought it to the last commit")
+            XCTAssertEqual(realm.shared.projectionBuilds.withLock { $0 }, 0)
+            try realm.write { for user in realm.objects(User.self) { user.rank = -user.rank } }
+            realm.invalidate()
+        }
+        let realm = try openRealm()
+        defer { realm.invalidate() }
+        XCTAssertEqual(realm.objects(User.self).filter(#Predicate { $0.rank < -1_000 }).count, 3)
+        XCTAssertEqual(answers(realm), expected(realm))
+        XCTAssertEqual(realm.shared.projectionReads.withLock { $0 }, 0, "every object changed: not brought forward")
+    }
+
     func testAFileForAnotherStateIsNotRead() throws {
         do {
             let realm = try openRealm()

@@ -192,6 +192,23 @@ final class ChangeLog: @unchecked Sendable {
         }
     }
 
+    /// How many objects of `table` the commits after `from` through `to` changed, counted
+    /// per commit (an object changed twice counts twice) without merging them; nil when
+    /// some of them are unknown or too old.
+    func changedCount(table: UInt32, after from: UInt64, through to: UInt64) -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard from >= oldest, recordedThrough >= to else { return nil }
+        var total = 0
+        var sequence = from + 1
+        while sequence <= to {
+            guard let entry = entries[sequence], let changes = entry else { return nil }
+            total += changes.tables[table]?.count ?? 0
+            sequence += 1
+        }
+        return total
+    }
+
     /// The merged changes of the commits after `from` through `to`, or nil when some of them
     /// are unknown or too old (the caller then recomputes in full). Never waits: every
     /// commit is recorded by the store's commit observer while the committer still holds

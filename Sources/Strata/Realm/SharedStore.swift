@@ -515,14 +515,28 @@ final class SharedStore: @unchecked Sendable {
         return TableProjection.read(bytes, table: table, snapshot: snapshot)
     }
 
-    /// Writes each table's newest projection beside the store, when it reflects the last
-    /// commit and its file does not already hold it, so the next open's first query reads
-    /// it instead of scanning the table. Called by the last release, before the store
-    /// closes: never on a commit's path. A failure leaves the file as it was (a cache).
+    /// Writes each table's newest projection beside the store, when its file does not
+    /// already hold it, so the next open's first query reads it instead of scanning the
+    /// table. A projection behind the last commit is first advanced to it when the commits
+    /// since changed at most a quarter of its objects (the change log knows them; more, and
+    /// the next open's scan costs no more than bringing it forward would). Called by the
+    /// last release, before the store closes: never on a commit's path. A failure leaves the
+    /// file as it was (a cache).
     private func persistProjections() {
         guard temporaryDirectory == nil, !readOnly else { return }
-        let last = store.lastSequence
-        for projection in projections.withLock({ Array($0.values) }) where projection.sequence == last {
+        let snapshot = store.snapshot()
+        let last = snapshot.sequence
+        for kept in projections.withLock({ Array($0.values) }) {
+            var projection = kept
+            if kept.sequence < last {
+                guard let changed = log.changedCount(table: kept.table, after: kept.sequence, through: last),
+                      changed * 4 <= kept.count,
+                      let changes = log.changes(after: kept.sequence, through: last),
+                      let advanced = kept.advanced(to: snapshot, changes: changes.tables[kept.table] ?? TableChanges(),
+                                                   damaged: { _, _ in }) else { continue }
+                projection = advanced
+            }
+            guard projection.sequence == last else { continue }
             if let persisted = projection.persistedColumns, let columns = projection.persistableColumns,
                Set(columns.keys).isSubset(of: persisted) { continue }
             guard let bytes = projection.fileBytes() else { continue }
