@@ -221,11 +221,11 @@ final class PersistedProjectionTests: RealmTestCase {
         let projection = try XCTUnwrap(realm.shared.keptProjection(table: StoreLayout.objectTable(try XCTUnwrap(realm.schema["User"]).tableNumber)))
         let bytes = try XCTUnwrap(projection.fileBytes())
         let snapshot = realm.store.snapshot()
-        let whole = try XCTUnwrap(TableProjection.read(bytes, table: projection.table, snapshot: snapshot))
+        let whole = try XCTUnwrap(TableProjection.read(bytes[...], table: projection.table, snapshot: snapshot))
         XCTAssertEqual(whole.count, projection.count)
-        XCTAssertNil(TableProjection.read(bytes, table: projection.table + 1, snapshot: snapshot), "another table's file")
+        XCTAssertNil(TableProjection.read(bytes[...], table: projection.table + 1, snapshot: snapshot), "another table's file")
         for cut in stride(from: 0, to: bytes.count, by: max(1, bytes.count / 500)) {
-            XCTAssertNil(TableProjection.read(Array(bytes.prefix(cut)), table: projection.table, snapshot: snapshot), "cut at \(cut)")
+            XCTAssertNil(TableProjection.read(bytes.prefix(cut), table: projection.table, snapshot: snapshot), "cut at \(cut)")
         }
         var generator = SplitMix64(seed: TestEnvironment.seed(default: 31))
         var refused = 0
@@ -237,7 +237,7 @@ final class PersistedProjectionTests: RealmTestCase {
                                                         : Int.random(in: 0 ..< changed.count, using: &generator)
                 changed[at] = UInt8.random(in: 0 ... 255, using: &generator)
             }
-            guard let read = TableProjection.read(changed, table: projection.table, snapshot: snapshot) else {
+            guard let read = TableProjection.read(changed[...], table: projection.table, snapshot: snapshot) else {
                 refused += 1
                 continue
             }

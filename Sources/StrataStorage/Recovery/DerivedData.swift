@@ -70,8 +70,8 @@ enum DerivedData {
     }
 
     /// The payload of `bytes` if they are whole and were written for `state`; otherwise why not.
-    static func decode(_ bytes: [UInt8], state: StoredState) -> Result<[UInt8], DecodeProblem> {
-        bytes.withUnsafeBytes { raw -> Result<[UInt8], DecodeProblem> in
+    static func decode(_ bytes: [UInt8], state: StoredState) -> Result<ArraySlice<UInt8>, DecodeProblem> {
+        bytes.withUnsafeBytes { raw -> Result<ArraySlice<UInt8>, DecodeProblem> in
             guard raw.count >= 60, raw.prefix(8).elementsEqual(magic) else { return .failure(.damaged("not derived data (bad magic or too short)")) }
             guard Checksum.crc32c(UnsafeRawBufferPointer(rebasing: raw[0 ..< raw.count - 4])) == raw.le32(raw.count - 4) else {
                 return .failure(.damaged("checksum mismatch"))
@@ -88,7 +88,7 @@ enum DerivedData {
             guard found == state else { return .failure(.stale) }
             let length = raw.le64(payloadAt - 8)
             guard length == UInt64(raw.count - 4 - payloadAt) else { return .failure(.damaged("payload length \(length) does not match the file")) }
-            return .success(Array(raw[payloadAt ..< raw.count - 4]))
+            return .success(bytes[payloadAt ..< raw.count - 4])
         }
     }
 
@@ -150,16 +150,16 @@ extension Store {
                                       fileSystem: fileSystem, durable: false)
     }
 
-    /// The derived data called `name` if it was written for exactly the state `snapshot`
-    /// reads (see ``writeDerivedData(_:named:for:)``); nil when there is none, or it is
+    /// The derived data called `name` (a slice of the file as read: no copy) if it was
+    /// written for exactly the state `snapshot` reads (see ``writeDerivedData(_:named:for:)``); nil when there is none, or it is
     /// for another state, damaged, cut or sealed with another key. A writable store removes
     /// a file it refuses as damaged.
-    public func derivedData(named name: String, for snapshot: Snapshot) -> [UInt8]? {
+    public func derivedData(named name: String, for snapshot: Snapshot) -> ArraySlice<UInt8>? {
         guard DerivedData.isValidName(name) else { return nil }
         let fileName = name + DerivedData.fileSuffix
         let filePath = path + "/" + fileName
         guard fileSystem.fileExists(filePath) else { return nil }
-        let decoded: Result<[UInt8], DerivedData.DecodeProblem>
+        let decoded: Result<ArraySlice<UInt8>, DerivedData.DecodeProblem>
         do {
             let file = try fileSystem.openFile(filePath, create: false, readOnly: true)
             defer { file.close() }

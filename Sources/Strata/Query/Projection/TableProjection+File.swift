@@ -71,7 +71,7 @@ extension TableProjection {
 
     /// The projection of `table` at `snapshot` that `bytes` hold; nil when they are not a
     /// projection file of this version, of this table, whole and consistent.
-    static func read(_ bytes: [UInt8], table: UInt32, snapshot: Snapshot) -> TableProjection? {
+    static func read(_ bytes: ArraySlice<UInt8>, table: UInt32, snapshot: Snapshot) -> TableProjection? {
         #if _endian(big)
         return nil
         #else
@@ -136,17 +136,19 @@ extension TableProjection {
 
 /// Reads a projection file's fields in order; every read is checked against the end.
 private struct ProjectionFileReader {
-    private let bytes: [UInt8]
+    private let bytes: ArraySlice<UInt8>
+    /// Offset of the next field from the slice's start.
     private var at = 0
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
 
     var isAtEnd: Bool { at == bytes.count }
 
     mutating func bytes(_ count: Int) -> [UInt8]? {
         guard count >= 0, count <= bytes.count - at else { return nil }
         defer { at += count }
-        return Array(bytes[at ..< at + count])
+        let start = bytes.startIndex + at
+        return Array(bytes[start ..< start + count])
     }
 
     mutating func le32() -> UInt32? { raw(1).map { (values: [UInt32]) in values[0] } }
@@ -160,7 +162,7 @@ private struct ProjectionFileReader {
         let size = MemoryLayout<T>.stride
         guard count >= 0, count <= (bytes.count - at) / size else { return nil }
         let values = [T](unsafeUninitializedCapacity: count) { buffer, initialized in
-            bytes.withUnsafeBytes { source in
+            bytes.withUnsafeBytes { source in   // the slice's own bytes: offsets from its start
                 UnsafeMutableRawBufferPointer(buffer).copyMemory(from: UnsafeRawBufferPointer(rebasing: source[at ..< at + count * size]))
             }
             initialized = count
