@@ -29,7 +29,7 @@ final class DerivedDataTests: XCTestCase {
         // A commit makes it stale for newer snapshots.
         try store!.write { try $0.put(table: 1, key: Array("a".utf8), value: Array("2".utf8)) }
         XCTAssertNil(store!.derivedData(named: "table-1", for: store!.snapshot())?.count, "after a commit")
-        XCTAssertTrue(FileManager.default.fileExists(atPath: filePath(dir, "table-1")), "a stale file is kept (it is not damaged)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: filePath(dir, "table-1")), "a stale file is removed")
 
         // Written again for the new state, then `compact()`, which seals the active segment
         // first (a roll): stale again.
@@ -61,6 +61,32 @@ final class DerivedDataTests: XCTestCase {
         XCTAssertEqual(after.sequence, before.sequence)
         for key in 0 ..< 8 { XCTAssertEqual(try after.get(table: 1, key: [UInt8(key)]), [UInt8](repeating: 39, count: 100)) }
         XCTAssertEqual(store.derivedData(named: "d", for: after).map { Array($0) }, [1, 2, 3], "read back after the compaction")
+    }
+
+    /// Data written for commits a crash could still take back would describe a state that
+    /// later commits can rebuild over other data (same sequence, same segment end): the
+    /// commits it reflects are synced before the file is written.
+    func testDerivedDataIsWrittenOnlyOnceTheCommitsItReflectsAreDurable() throws {
+        let dir = TemporaryDirectory()
+        let fs = RecordingFileSystem()
+        let store = try Store(directory: dir.url, options: options(durability: .none, fileSystem: fs))
+        defer { try? store.close() }
+        try store.write { try $0.put(table: 1, key: [1], value: [2]) }
+        try store.writeDerivedData([9], named: "n", for: store.snapshot())
+        let operations = fs.operations
+        let segments = Set(operations.compactMap { operation -> Int? in
+            if case .create(let path, let inode) = operation, path.hasSuffix(".seg") || path.hasSuffix(".seg.tmp") { return inode }
+            return nil
+        })
+        guard let renamed = operations.firstIndex(where: { if case .rename(_, let to) = $0 { return to.hasSuffix("n.derived") } else { return false } }) else {
+            return XCTFail("no derived data written: \(operations.count) operations")
+        }
+        let lastWrite = operations.lastIndex { if case .write(let inode, _, _) = $0 { return segments.contains(inode) } else { return false } }
+        let syncAfterWrite = operations.indices.contains { index in
+            guard index < renamed, let lastWrite, index > lastWrite, case .sync(let inode) = operations[index] else { return false }
+            return segments.contains(inode)
+        }
+        XCTAssertTrue(syncAfterWrite, "the segment is synced after the commit's write and before the file is renamed into place")
     }
 
     func testADamagedOrCutFileIsRefusedAndRemoved() throws {

@@ -101,9 +101,11 @@ final class SharedStore: @unchecked Sendable {
         guard slot.shared === self else { return }
         slot.realms -= 1
         guard slot.realms == 0 else { return }
+        // Still listed (its lock held): an open of the same store in this process waits for
+        // the projections to be written instead of finding no store and racing the close.
+        persistProjections()
         slot.shared = nil
         SharedStore.retire(slot, identity: identity)
-        persistProjections()
         try? store.close()
         if let temporaryDirectory { try? FileManager.default.removeItem(at: temporaryDirectory) }
     }
@@ -521,12 +523,15 @@ final class SharedStore: @unchecked Sendable {
     /// since changed at most a quarter of its objects (the change log knows them; more, and
     /// the next open's scan costs no more than bringing it forward would). Called by the
     /// last release, before the store closes: never on a commit's path. A failure leaves the
-    /// file as it was (a cache).
+    /// file as it was (a cache). Any commit makes every table's file stale (a file is for one
+    /// state of the whole store), so each table kept projected is written again.
     private func persistProjections() {
-        guard temporaryDirectory == nil, !readOnly else { return }
+        // (A store written in turns is a follower between its transactions: it writes none.)
+        guard temporaryDirectory == nil, !readOnly, !store.isFollowingAWriter else { return }
         let snapshot = store.snapshot()
         let last = snapshot.sequence
         for kept in projections.withLock({ Array($0.values) }) {
+            guard kept.count >= TableProjection.persistedMinimumCount, kept.persistableColumns != nil else { continue }
             var projection = kept
             if kept.sequence < last {
                 guard let changed = log.changedCount(table: kept.table, after: kept.sequence, through: last),

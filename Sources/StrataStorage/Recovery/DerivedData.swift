@@ -69,6 +69,26 @@ enum DerivedData {
         return out
     }
 
+    /// Bytes of the header before the segment list.
+    static let headerSize = 48
+
+    /// Whether the header at the start of `bytes` (at least `headerSize` of them, the segment
+    /// list after it when it has one) names `state`: nil when it cannot tell (too short, or
+    /// not this format), so the whole file's checks decide.
+    static func names(_ state: StoredState, header bytes: [UInt8]) -> Bool? {
+        bytes.withUnsafeBytes { raw -> Bool? in
+            guard raw.count >= headerSize, raw.prefix(8).elementsEqual(magic), raw.le32(8) == version else { return nil }
+            let count = Int(raw.le32(40))
+            guard count <= (raw.count - headerSize) / 12 else { return nil }
+            var found = StoredState(sequence: raw.le64(16), activeID: raw.le32(24), activeLength: raw.le64(32),
+                                    tailChecksum: raw.le32(28), segments: [])
+            for i in 0 ..< count {
+                found.segments.append((raw.le32(48 + i * 12), raw.le64(52 + i * 12)))
+            }
+            return found == state
+        }
+    }
+
     /// The payload of `bytes` if they are whole and were written for `state`; otherwise why not.
     static func decode(_ bytes: [UInt8], state: StoredState) -> Result<ArraySlice<UInt8>, DecodeProblem> {
         bytes.withUnsafeBytes { raw -> Result<ArraySlice<UInt8>, DecodeProblem> in
@@ -80,12 +100,7 @@ enum DerivedData {
             let count = Int(raw.le32(40))
             guard count <= (raw.count - 60) / 12 else { return .failure(.damaged("segment list longer than the file")) }
             let payloadAt = 48 + count * 12 + 8
-            var found = StoredState(sequence: raw.le64(16), activeID: raw.le32(24), activeLength: raw.le64(32),
-                                    tailChecksum: raw.le32(28), segments: [])
-            for i in 0 ..< count {
-                found.segments.append((raw.le32(48 + i * 12), raw.le64(52 + i * 12)))
-            }
-            guard found == state else { return .failure(.stale) }
+            guard names(state, header: bytes) == true else { return .failure(.stale) }
             let length = raw.le64(payloadAt - 8)
             guard length == UInt64(raw.count - 4 - payloadAt) else { return .failure(.damaged("payload length \(length) does not match the file")) }
             return .success(bytes[payloadAt ..< raw.count - 4])
@@ -144,6 +159,10 @@ extension Store {
         }
         guard !options.readOnly else { return }
         _ = try currentState()
+        // The state it describes must survive a crash: were the commits it reflects lost,
+        // later ones could rebuild the same sequence and the same segment end over other
+        // data. (Free at a close, which syncs anyway; it throws on a store whose sync failed.)
+        try waitDurable(snapshot.sequence)
         let bytes = DerivedData.encode(payload, state: snapshot.directory.storedState)
         try Store.writeFileAtomically(directory: path, name: name + DerivedData.fileSuffix,
                                       bytes: try Store.sealSmallFile(bytes, kind: .derivedData, cipher: storeCipher),
@@ -152,28 +171,36 @@ extension Store {
 
     /// The derived data called `name` (a slice of the file as read: no copy) if it was
     /// written for exactly the state `snapshot` reads (see ``writeDerivedData(_:named:for:)``); nil when there is none, or it is
-    /// for another state, damaged, cut or sealed with another key. A writable store removes
-    /// a file it refuses as damaged.
+    /// for another state, damaged, cut, of another format version or sealed with another
+    /// key. A writable store removes a file it refuses.
     public func derivedData(named name: String, for snapshot: Snapshot) -> ArraySlice<UInt8>? {
         guard DerivedData.isValidName(name) else { return nil }
         let fileName = name + DerivedData.fileSuffix
         let filePath = path + "/" + fileName
         guard fileSystem.fileExists(filePath) else { return nil }
+        let state = snapshot.directory.storedState
         let decoded: Result<ArraySlice<UInt8>, DerivedData.DecodeProblem>
         do {
             let file = try fileSystem.openFile(filePath, create: false, readOnly: true)
             defer { file.close() }
-            let plain = try Store.openSmallFile(try file.readAll(), name: fileName, kind: .derivedData, cipher: storeCipher)
-            decoded = DerivedData.decode(plain, state: snapshot.directory.storedState)
+            // A plain file's header says whether it is for this state before the whole file
+            // is read and checked (a stale one of a large table is tens of megabytes).
+            if storeCipher == nil, DerivedData.names(state, header: try file.read(count: DerivedData.headerSize + 12 * 4, at: 0)) == false {
+                decoded = .failure(.stale)
+            } else {
+                let plain = try Store.openSmallFile(try file.readAll(), name: fileName, kind: .derivedData, cipher: storeCipher)
+                decoded = DerivedData.decode(plain, state: state)
+            }
         } catch {
             decoded = .failure(.damaged("\(error)"))
         }
         switch decoded {
         case .success(let payload):
             return payload
-        case .failure(.stale):
-            return nil
-        case .failure(.damaged):
+        case .failure:
+            // Damaged, cut, of another version, or stale — the stored state only moves on, so
+            // a stale file would be read and refused again at every open: a writable store
+            // removes it (the next close writes a new one).
             if !options.readOnly { try? fileSystem.remove(filePath) }
             return nil
         }

@@ -87,6 +87,9 @@ extension TableProjection {
             guard let words: [UInt64] = reader.raw((n + 63) / 64), let set = OrdinalSet(words: words, count: n) else { return nil }
             live = set
         }
+        // As many live objects as the snapshot holds in the table: a cheap check that the
+        // file and the state it is for agree (a hand-made file, or a wrong advance).
+        guard (live?.population ?? n) == snapshot.count(table: table) else { return nil }
         guard let columnCount = reader.le32(), columnCount <= 1 << 16 else { return nil }
         var columns: [Int: ProjectedColumn] = [:]
         for _ in 0 ..< columnCount {
