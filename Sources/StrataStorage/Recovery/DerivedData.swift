@@ -144,7 +144,9 @@ extension Store {
     ///
     /// A cache, as the hint files are: written through a temporary file and a rename, not
     /// synced (a crash may leave it missing or cut; the next read refuses it), sealed with
-    /// the store's key in an encrypted store. Write it when the store is quiet (before
+    /// the store's key in an encrypted store. It waits first for the commits `snapshot`
+    /// reflects to be durable (a sync under `.normal` or `.none`), so that no crash can
+    /// take back the state it describes. Write it when the store is quiet (before
     /// ``close()``), never inside a commit. A read-only store writes nothing.
     ///
     /// - Parameters:
@@ -152,7 +154,8 @@ extension Store {
     ///   - name: 1–64 characters of `a-z`, `0-9` and `-`; the file is `name.derived`.
     ///   - snapshot: the snapshot `payload` was computed from.
     /// - Throws: ``StoreError/invalidArgument(_:)`` for a bad name, ``StoreError/closed``,
-    ///   or the I/O error that stopped the write (nothing of the store changes either way).
+    ///   the error of a sync that failed, or the I/O error that stopped the write (nothing of
+    ///   the store changes either way).
     public func writeDerivedData(_ payload: [UInt8], named name: String, for snapshot: Snapshot) throws {
         guard DerivedData.isValidName(name) else {
             throw StoreError.invalidArgument("derived data name \"\(name)\": use 1–64 characters of a-z, 0-9 and -")
