@@ -45,10 +45,9 @@ final class DerivedDataTests: XCTestCase {
     /// still describes the store, and is read back.
     func testABackgroundCompactionLeavesDerivedDataValid() throws {
         let dir = TemporaryDirectory()
-        var options = StoreOptions()
-        options.segmentSize = 4096
-        options.autoCompaction = .disabled
-        let store = try Store(directory: dir.url, options: options)
+        var small = options(segmentSize: 4096)
+        small.autoCompaction = .disabled
+        let store = try Store(directory: dir.url, options: small)
         defer { try? store.close() }
         for round in 0 ..< 40 {
             try store.write { t in for key in 0 ..< 8 { try t.put(table: 1, key: [UInt8(key)], value: [UInt8](repeating: UInt8(round), count: 100)) } }

@@ -154,41 +154,23 @@ final class PersistedProjectionTests: RealmTestCase {
             try realm.write { try XCTUnwrap(realm.object(ofType: User.self, forPrimaryKey: "1")).rank = 1_000 }
             realm.invalidate()
         }
-        do {
+        /// Opens the realm again: the changed object found, every answer Foundation's, the
+        /// projection read from its file `reads` times; then `then`, and the close.
+        func reopen(reads: Int, _ message: String, then: (Realm) throws -> Void = { _ in }) throws {
             let realm = try openRealm()
-            XCTAssertEqual(realm.objects(User.self).filter(#Predicate { $0.rank > 500 }).map(\.objId), ["1"])
-            XCTAssertEqual(answers(realm), expected(realm))
-            XCTAssertEqual(realm.shared.projectionReads.withLock { $0 }, 0, "the file is for an older commit")
-            XCTAssertEqual(realm.shared.projectionBuilds.withLock { $0 }, 1)
-            realm.invalidate()
+            defer { realm.invalidate() }
+            XCTAssertEqual(realm.objects(User.self).filter(#Predicate { $0.rank > 500 }).map(\.objId), ["1"], message)
+            XCTAssertEqual(answers(realm), expected(realm), message)
+            XCTAssertEqual(realm.shared.projectionReads.withLock { $0 }, reads, message)
+            try then(realm)
         }
-        do {
-            let realm = try openRealm()
-            XCTAssertEqual(realm.objects(User.self).filter(#Predicate { $0.rank > 500 }).count, 1)
-            XCTAssertEqual(realm.shared.projectionReads.withLock { $0 }, 1, "written by the last close")
-            // `compact()` seals the active segment first: a roll, after which the file is stale.
-            _ = try realm.store.compact()
-            realm.invalidate()
-        }
-        do {
-            let realm = try openRealm()
-            XCTAssertEqual(realm.objects(User.self).filter(#Predicate { $0.rank > 500 }).map(\.objId), ["1"])
-            XCTAssertEqual(answers(realm), expected(realm))
-            XCTAssertEqual(realm.shared.projectionReads.withLock { $0 }, 0, "the file is for the active segment before the roll")
-            realm.invalidate()
-        }
+        try reopen(reads: 0, "the file is for an older commit")
+        // `compact()` seals the active segment first: a roll, after which the file is stale.
+        try reopen(reads: 1, "written by the last close") { _ = try $0.store.compact() }
         // The background compaction moves sealed records and leaves the active segment: the
         // file the last close wrote still answers, exactly.
-        do {
-            let realm = try openRealm()
-            _ = try realm.store.runCompaction(manual: false)
-            realm.invalidate()
-        }
-        let realm = try openRealm()
-        defer { realm.invalidate() }
-        XCTAssertEqual(realm.objects(User.self).filter(#Predicate { $0.rank > 500 }).map(\.objId), ["1"])
-        XCTAssertEqual(answers(realm), expected(realm))
-        XCTAssertEqual(realm.shared.projectionReads.withLock { $0 }, 1, "read after a compaction")
+        try reopen(reads: 0, "the file is for the active segment before the roll") { _ = try $0.store.runCompaction(manual: false) }
+        try reopen(reads: 1, "read after a compaction")
     }
 
     func testADamagedOrCutFileIsRefusedAndTheTableScanned() throws {
