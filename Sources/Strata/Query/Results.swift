@@ -355,6 +355,10 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     let filters: [Predicate<Element>]
     /// String queries (`filter("…")`), compiled for the type.
     let textFilters: [CompiledTextQuery]
+    /// Those of them the row evaluator judges: every one when a `#Predicate` filter does
+    /// not translate, else those whose condition does not (the others are in
+    /// `fieldExpression`).
+    let rowTextFilters: [CompiledTextQuery]
     let sort: [SortDescriptor<Element>]
     /// A sort by property names (`sorted(byKeyPath:)`, `SORT(…)`); replaces `sort`.
     let keyPathSort: [(index: Int, reverse: Bool)]
@@ -418,7 +422,15 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             }
         }
         self.indexTerm = indexTerm
-        fieldExpression = untranslated ? nil : QueryExpression.all(translated)
+        if untranslated {
+            fieldExpression = nil
+            rowTextFilters = textFilters
+        } else {
+            // A string query's condition in the IR joins the predicates' (one meaning, one
+            // planner: the column scan answers `filter("age > 40")` as it answers `#Predicate`).
+            fieldExpression = QueryExpression.all(translated + textFilters.compactMap(\.expression))
+            rowTextFilters = textFilters.filter { $0.expression == nil }
+        }
         sortKeys = keyPathSort.isEmpty ? QueryCompiler.sortKeys(sort, type: bound.info) : keyPathSort
     }
 
@@ -468,11 +480,11 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
 
     /// Whether `object` matches every filter (a filter that throws does not match).
     func matches(_ object: Element) -> Bool {
-        if !textFilters.isEmpty {
+        if !rowTextFilters.isEmpty {
             guard let realm = object._state?.realm else { return false }
             let stored = Self.accessor(fields(object)), key = object._state?.key ?? []
             let field: (Int) -> FieldValue = { $0 == RowAccess.ownKey ? .link(key) : stored($0) }
-            guard textFilters.allSatisfy({ $0.evaluate(realm, field) }) else { return false }
+            guard rowTextFilters.allSatisfy({ $0.evaluate(realm, field) }) else { return false }
         }
         if let fieldExpression {
             return fieldExpression.matches(Self.accessor(fields(object)))
@@ -657,14 +669,14 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             if term.propertyIndex == bound.primaryKeyIndex { return .primaryKey(term) }
             // A value shared by many rows (a city, a status) is found faster in the
             // projected column than key by key through the index.
-            if let fieldExpression, textFilters.isEmpty, !pending.keys.contains(where: { $0.table == bound.table }),
+            if let fieldExpression, rowTextFilters.isEmpty, !pending.keys.contains(where: { $0.table == bound.table }),
                realm.shared.scanBeatsIndex(table: bound.table, property: term.propertyIndex,
                                            readsRows: isSorted || !indexAnswersAlone(pending: pending)) {
                 return .columnScan(fieldExpression)
             }
             return .hashIndex(term)
         }
-        if !filters.isEmpty, let fieldExpression, textFilters.isEmpty,
+        if !filters.isEmpty || !textFilters.isEmpty, let fieldExpression, rowTextFilters.isEmpty,
            !pending.keys.contains(where: { $0.table == bound.table }) {
             return .columnScan(fieldExpression)
         }
@@ -839,7 +851,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         let unfiltered = filters.isEmpty && textFilters.isEmpty
         func consider(_ key: @autoclosure () -> [UInt8], _ field: (Int) -> FieldValue) {
             if let fieldExpression, !fieldExpression.matches(field) { return }
-            for text in textFilters where !text.evaluate(realm, { $0 == RowAccess.ownKey ? .link(key()) : field($0) }) { return }
+            for text in rowTextFilters where !text.evaluate(realm, { $0 == RowAccess.ownKey ? .link(key()) : field($0) }) { return }
             let values = indexes.map { field($0) }
             if damage.error != nil && !unfiltered { return }
             rows.append((key(), values))

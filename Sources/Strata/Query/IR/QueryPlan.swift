@@ -34,18 +34,20 @@ extension ResultsQuery {
             lines.append("\(bound.className): column scan over \(columns) of \(realm.snapshot.count(table: bound.table)) objects")
         case .rowScan:
             let why = fieldExpression == nil && !filters.isEmpty ? " (a filter does not translate to stored fields: evaluated on objects)"
-                : !textFilters.isEmpty ? " (string query evaluated on rows)"
+                : !rowTextFilters.isEmpty ? " (string query evaluated on rows)"
                 : !pending.isEmpty ? " (objects pending in this write)" : ""
             lines.append("\(bound.className): row scan\(why)")
         case .collection(let base):
             lines.append("\(bound.className): the objects of \(base.name), each read")
         }
-        if let fieldExpression, !filters.isEmpty {
+        if let fieldExpression, !filters.isEmpty || textFilters.contains(where: { $0.expression != nil }) {
             lines.append("  filter: \(fieldExpression.describe(names: name))")
         } else if !filters.isEmpty {
             lines.append("  filter: \(filters.count) predicate(s) evaluated on objects")
         }
-        for text in textFilters { lines.append("  string query: \(text.text)") }
+        for text in textFilters {
+            lines.append("  string query: \(text.text)" + (rowTextFilters.contains { $0.text == text.text } ? " (evaluated on rows)" : " (in the filter above)"))
+        }
         if let sortKeys, !sortKeys.isEmpty {
             lines.append("  sort: " + sortKeys.map { "\(name($0.index)) \($0.reverse ? "descending" : "ascending")" }.joined(separator: ", "))
         } else if isSorted {

@@ -59,6 +59,9 @@ extension Realm: TextQuerySource {
 struct CompiledTextQuery {
     /// Whether the object whose fields `row` reads matches.
     let evaluate: (_ source: any TextQuerySource, _ field: (Int) -> FieldValue) -> Bool
+    /// The condition in the query IR, when all of it translates (`TextQueryCompiler.expression`):
+    /// then the planner may answer it from the table's columns, as it answers a `#Predicate`.
+    let expression: QueryExpression?
     /// Top-level equalities on the primary key or indexed properties.
     let indexTerms: [PredicateAnalysis.Term]
     /// SORT(…) as stored properties and directions.
@@ -78,7 +81,8 @@ struct CompiledTextQuery {
         for (path, ascending, offset) in parsed.sort {
             sortKeys.append((try compiler.sortIndex(path, offset: offset), !ascending))
         }
-        return CompiledTextQuery(evaluate: condition, indexTerms: compiler.indexTerms(parsed.condition),
+        return CompiledTextQuery(evaluate: condition, expression: compiler.expression(parsed.condition),
+                                 indexTerms: compiler.indexTerms(parsed.condition),
                                  sortKeys: sortKeys, limit: parsed.limit, text: text)
     }
 }
@@ -108,6 +112,11 @@ struct TextQueryCompiler {
         let constant: Any??
         /// A list literal or array argument (for IN and BETWEEN).
         let items: [Operand]?
+        /// The root type's property this operand reads, when it reads one stored value of
+        /// the root row (for the query IR).
+        var rootIndex: Int? = nil
+        /// A constant's stored form (for the query IR).
+        var constantValue: FieldValue? = nil
     }
 
     private func error(_ offset: Int, _ reason: String) -> RealmError {
@@ -161,6 +170,95 @@ struct TextQueryCompiler {
             // `value IN collection-key-path`: the value is one of the collection's.
             guard container.isCollection else { throw error(list.offset, "IN needs a list: {a, b}, an array argument or a list property") }
             return try compare(container, .equal, value, options: [], quantifier: .any, offset: offset)
+        }
+    }
+
+    // MARK: The query IR
+
+    /// `condition` in the query IR, when every part of it is a comparison of a stored
+    /// property of the root type with a constant that the IR judges exactly as `test` does
+    /// (`irConstant`), joined by AND, OR and NOT, BETWEEN or IN a list of constants; nil
+    /// otherwise (string operators and options, key paths through links or lists,
+    /// aggregates, quantifiers), and the closures judge the whole condition. Called after
+    /// `compile`, which has checked the condition.
+    func expression(_ condition: TextQuery.Condition) -> QueryExpression? {
+        switch condition {
+        case .constant(let value):
+            return .constant(value)
+        case .and(let a, let b):
+            guard let x = expression(a), let y = expression(b) else { return nil }
+            return .and([x, y])
+        case .or(let a, let b):
+            guard let x = expression(a), let y = expression(b) else { return nil }
+            return .or([x, y])
+        case .not(let a):
+            return expression(a).map { .not($0) }
+        case .compare(let lhs, let op, let rhs, let options, let quantifier, _):
+            guard options.isEmpty, quantifier == nil, let l = try? operand(lhs), let r = try? operand(rhs) else { return nil }
+            return comparison(l, op, r)
+        case .between(let lhs, let range, let quantifier, _):
+            guard quantifier == nil, let value = try? operand(lhs), let bounds = try? operand(range),
+                  let items = bounds.items, items.count == 2,
+                  let low = comparison(value, .greaterOrEqual, items[0]),
+                  let high = comparison(value, .lessOrEqual, items[1]) else { return nil }
+            return .and([low, high])
+        case .within(let lhs, let list, let quantifier, _):
+            guard quantifier == nil, let value = try? operand(lhs), let container = try? operand(list), let items = container.items else { return nil }
+            var terms: [QueryExpression] = []
+            for item in items {
+                guard let term = comparison(value, .equal, item) else { return nil }
+                terms.append(term)
+            }
+            return .or(terms)
+        }
+    }
+
+    /// `lhs op rhs` in the IR: a root property against a constant (either side), or
+    /// `property == {a, b}` (IN) and its `!=`.
+    private func comparison(_ lhs: Operand, _ op: TextQuery.Operator, _ rhs: Operand) -> QueryExpression? {
+        if let items = rhs.items, lhs.rootIndex != nil, op == .equal || op == .notEqual {
+            var terms: [QueryExpression] = []
+            for item in items {
+                guard let term = comparison(lhs, .equal, item) else { return nil }
+                terms.append(term)
+            }
+            return op == .equal ? .or(terms) : .not(.or(terms))
+        }
+        guard lhs.items == nil, rhs.items == nil else { return nil }
+        let property: Operand, constant: FieldValue, applied: TextQuery.Operator
+        if lhs.rootIndex != nil, let value = rhs.constantValue {
+            (property, constant, applied) = (lhs, value, op)
+        } else if rhs.rootIndex != nil, let value = lhs.constantValue {
+            (property, constant, applied) = (rhs, value, Self.flip(op))
+        } else {
+            return nil
+        }
+        guard let index = property.rootIndex, let kind = property.kind, let comparison = QueryComparison(rawValue: applied.rawValue),
+              let value = Self.irConstant(constant, kind: kind, op: comparison) else { return nil }
+        return .compare(.property(index), comparison, .constant(value))
+    }
+
+    /// `constant` as the IR must hold it to judge a property of `kind` exactly as `test`
+    /// judges it: the IR compares two values of one kind with Swift's operators and is
+    /// false across kinds, where `test` compares any two numbers as `Double`s; so an integer
+    /// constant becomes a `Double` for a double property (as `test` converts it), and
+    /// anything else that `test` would compare across kinds, or orders by other rules
+    /// (booleans, UUIDs, nil), stays out. Nil when it does not translate.
+    static func irConstant(_ constant: FieldValue, kind: PropertyKind, op: QueryComparison) -> FieldValue? {
+        let equality = op == .equal || op == .notEqual
+        switch (kind, constant) {
+        case (.int, .int), (.int8, .int), (.int16, .int), (.int32, .int), (.int64, .int),
+             (.double, .double), (.string, .string), (.date, .date):
+            return constant
+        case (.double, .int(let i)):
+            return .double(Double(i))
+        case (.bool, .bool), (.uuid, .uuid):
+            return equality ? constant : nil
+        case (.int, .null), (.int8, .null), (.int16, .null), (.int32, .null), (.int64, .null),
+             (.double, .null), (.string, .null), (.date, .null), (.bool, .null), (.uuid, .null):
+            return equality ? constant : nil
+        default:
+            return nil
         }
     }
 
@@ -341,7 +439,8 @@ struct TextQueryCompiler {
             }
             let constant = field.value
             return Operand(read: { _, _ in [constant] }, isCollection: false, kind: nil, property: nil, isRootProperty: false,
-                           description: "\(value.map { "\($0)" } ?? "nil")", constant: .some(value), items: nil)
+                           description: "\(value.map { "\($0)" } ?? "nil")", constant: .some(value), items: nil,
+                           constantValue: constant)
         case .list(let items, _):
             let compiled = try items.map { try self.operand($0) }
             return Operand(read: { _, _ in [] }, isCollection: false, kind: nil, property: nil, isRootProperty: false,
@@ -376,7 +475,7 @@ struct TextQueryCompiler {
                 let items = try array.map { item -> Operand in
                     let field = try constantField(item, offset: offset).value
                     return Operand(read: { _, _ in [field] }, isCollection: false, kind: nil, property: nil, isRootProperty: false,
-                                   description: "\(item)", constant: .some(item), items: nil)
+                                   description: "\(item)", constant: .some(item), items: nil, constantValue: field)
                 }
                 return (.null, items)
             }
@@ -469,7 +568,8 @@ struct TextQueryCompiler {
                            isRootProperty: false, description: path.text, constant: nil, items: nil)
         }
         return Operand(read: read, isCollection: crossedList || property.isList, kind: property.kind, property: property,
-                       isRootProperty: isRoot && !property.isList, description: path.text, constant: nil, items: nil)
+                       isRootProperty: isRoot && !property.isList, description: path.text, constant: nil, items: nil,
+                       rootIndex: isRoot && !property.isList && !crossedList ? index : nil)
     }
 
     /// One step through a link, a list of links, linking objects or an embedded object:
