@@ -33,6 +33,7 @@ final class StoreInspectorPageTests: RealmTestCase {
         }
         for type in ["User", "Note"] {
             for query in [nil, "rank > 4", "rank > 4 SORT(rank DESC)", "city == 'b' LIMIT(30)", "rank > 99",
+                          "rank IN {1, 2} AND rank != 2 OR NOT (rank BETWEEN {2, 11})",
                           "city BEGINSWITH 'a' OR rank == 3 SORT(city DESC, rank ASC) LIMIT(300)"] {
                 if type == "Note", query?.contains("city") == true { continue }   // (Note has no city)
                 let all = try inspector.objects(ofType: type, matching: query)
@@ -48,5 +49,33 @@ final class StoreInspectorPageTests: RealmTestCase {
             XCTAssertTrue("\(error)".contains("non-negative offset"), "\(error)")
         }
         XCTAssertThrowsError(try inspector.page(ofType: "Nope", matching: nil, offset: 0, limit: 5))
+    }
+
+    /// A page of a query the columns answer, from the projection a realm's close kept beside
+    /// the store (and, once the store changed, from a scan): the same slice of the same answer.
+    func testAPageReadsTheProjectionTheLastCloseKept() throws {
+        for round in 0 ..< 2 {
+            do {
+                let realm = try openRealm(types: allModelTypes + [Note.self])
+                try realm.write {
+                    for i in round * 5000 ..< (round + 1) * 5000 { try realm.create(Note.self, value: ["text": "note \(i)", "rank": i % 7]) }
+                }
+                if round == 0 { XCTAssertGreaterThan(realm.objects(Note.self).filter("rank > 3").count, 0) }   // a projection, kept at the close
+                realm.invalidate()
+            }
+            if round == 0 { XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.hasSuffix(".derived") }) }
+            let store = try Store(directory: directory, options: StoreOptions())
+            defer { try? store.close() }
+            let inspector = try XCTUnwrap(try StoreInspector(store: store))
+            for query in ["rank > 4", "rank == 2 OR text == 'note 9'"] {
+                let all = try inspector.objects(ofType: "Note", matching: query)
+                let page = try inspector.page(ofType: "Note", matching: query, offset: 100, limit: 40)
+                XCTAssertEqual(page.matching, all.count, "round \(round): \(query)")
+                XCTAssertEqual(try JSONSerialization.data(withJSONObject: page.objects, options: [.sortedKeys]),
+                               try JSONSerialization.data(withJSONObject: Array(all.dropFirst(100).prefix(40)), options: [.sortedKeys]), "round \(round): \(query)")
+            }
+            // After the second round's commits the file was for an older state: refused, and removed.
+            if round == 1 { XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: directory.path).contains { $0.hasSuffix(".derived") }) }
+        }
     }
 }

@@ -60,7 +60,7 @@ struct QueryBenchmarks {
     /// One engine's timings (seconds) in one round.
     struct Times {
         var insert = 0.0, reads = 0.0, cityFirst = 0.0, cityWarm = 0.0, rangeCount = 0.0, top20 = 0.0
-        var update = 0.0, commitMean = 0.0, commitWorst = 0.0, reopen = 0.0, cityAfterReopen = 0.0, rangeAfterReopen = 0.0, rangeNextReopen = 0.0
+        var update = 0.0, commitMean = 0.0, commitWorst = 0.0, reopen = 0.0, cityAfterReopen = 0.0, rangeAfterReopen = 0.0, rangeNextReopen = 0.0, rangeText = 0.0
         /// Strata: the projection after every property was queried. (Its arrays counted: the
         /// process's resident memory says little here, as the load's freed memory is reused.)
         var memory: ProjectionStatistics?
@@ -119,6 +119,14 @@ struct QueryBenchmarks {
         times.rangeCount = median((0 ..< Self.repeats).map { _ in
             time { answers.rangeCount = realm.objects(Item.self).filter(#Predicate { $0.score >= low && $0.score < high }).count }
         })
+        // The same count written as Realm users write it: a string query.
+        var textCount = 0
+        times.rangeText = median((0 ..< Self.repeats).map { _ in
+            time { textCount = realm.objects(Item.self).filter("score >= %@ AND score < %@", low, high).count }
+        })
+        guard textCount == answers.rangeCount else {
+            throw QueryMismatch(description: "Strata: the string query counts \(textCount), the predicate \(answers.rangeCount)")
+        }
         times.top20 = median((0 ..< Self.repeats).map { _ in
             time {
                 answers.top20 = realm.objects(Item.self).filter(#Predicate { $0.score >= low && $0.score < high })
@@ -364,6 +372,7 @@ struct QueryBenchmarks {
                 }
             }
         })
+        times.rangeText = times.rangeCount   // SQL is GRDB's string query
         times.top20 = median(try (0 ..< Self.repeats).map { _ in
             try time {
                 answers.top20 = try queue.read { db in
@@ -520,6 +529,7 @@ struct QueryBenchmarks {
             row("(3) `city == \"city42\"`: count and \(cityIDs), first run", \.cityFirst, goal: 30),
             row("(3) the same, warm re-run", \.cityWarm, goal: 30),
             row("(4) `0.25 <= score < 0.35`: count", \.rangeCount, goal: 10),
+            row("(4) the same as a string query (Strata: `filter(\"score >= %@ AND score < %@\", …)`; GRDB: the same SQL)", \.rangeText, goal: nil),
             row("(5) the same range by `score` descending, first 20 `name`s", \.top20, goal: 5),
             row("(6) set `age` and `score` of all \(label(n)), one write (Strata: a loop over `realm.objects(Item.self)`; GRDB: a prepared UPDATE a row)", \.update, goal: 5),
             row("(7) 1,000 durable commits of one object's `age`: mean", \.commitMean, goal: nil),

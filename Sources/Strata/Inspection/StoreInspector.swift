@@ -15,6 +15,7 @@ public struct StoreInspector {
     /// The stored schema.
     public let schema: Schema
     private let snapshot: Snapshot
+    private let store: Store
 
     /// An inspector for `store`, or nil when the store holds no object-layer schema.
     ///
@@ -22,6 +23,7 @@ public struct StoreInspector {
     public init?(store: Store) throws {
         guard let schema = try SharedStore.loadSchema(store) else { return nil }
         self.schema = schema
+        self.store = store
         snapshot = store.snapshot()
     }
 
@@ -68,7 +70,7 @@ public struct StoreInspector {
         guard offset >= 0, limit >= 0 else { throw RealmError.invalidValue("a page needs a non-negative offset and limit, not \(offset) and \(limit)") }
         let table = StoreLayout.objectTable(type.tableNumber)
         do {
-            let keys: OrderedKeys = try query.map { .bytes(try matchingKeys(type, query: $0, arguments: arguments)) }
+            let keys: OrderedKeys = try query.map { try matchingOrderedKeys(type, query: $0, arguments: arguments) }
                 ?? orderedKeys(table: table)
             let objects = try keys.slice(offset, limit).compactMap { key -> [String: Any]? in
                 guard let row = try snapshot.get(table: table, key: key) else { return nil }
@@ -87,11 +89,14 @@ public struct StoreInspector {
     private enum OrderedKeys {
         case integers([Int64])
         case bytes([[UInt8]])
+        /// Ordinals of a table projection, in key order (their keys copied only for a page).
+        case ordinals(TableProjection, [Int32])
 
         var count: Int {
             switch self {
             case .integers(let keys): return keys.count
             case .bytes(let keys): return keys.count
+            case .ordinals(_, let ordinals): return ordinals.count
             }
         }
 
@@ -100,8 +105,37 @@ public struct StoreInspector {
             switch self {
             case .integers(let keys): return keys.dropFirst(offset).prefix(limit).map { PrimaryKeyValue.int($0).keyBytes }
             case .bytes(let keys): return Array(keys.dropFirst(offset).prefix(limit))
+            case .ordinals(let projection, let ordinals): return ordinals.dropFirst(offset).prefix(limit).map { projection.key(Int($0)) }
             }
         }
+    }
+
+    /// The keys of the objects of `type` that match `query`, in its order: from the table's
+    /// columns when its condition is in the query IR and it does not sort, else row by row.
+    private func matchingOrderedKeys(_ type: ObjectSchema, query: String, arguments: [Any?]) throws -> OrderedKeys {
+        let compiled = try CompiledTextQuery.compile(query, arguments: arguments, root: StoredQueryType(type), source: self)
+        if let expression = compiled.expression, compiled.sortKeys.isEmpty,
+           let (projection, ordinals) = columnMatches(type, expression, limit: compiled.limit) {
+            return .ordinals(projection, ordinals)
+        }
+        return .bytes(try matchingKeys(type, compiled: compiled))
+    }
+
+    /// The ordinals matching `expression` of `type`'s projection, in key order, cut at
+    /// `limit`: the projection the last close of a writer kept, when it is for this
+    /// snapshot, else one made by a scan (only the columns the query reads). Nil when a
+    /// record or field does not read, so the rows are judged one by one and the damage
+    /// named, as without columns.
+    private func columnMatches(_ type: ObjectSchema, _ expression: QueryExpression, limit: Int?) -> (TableProjection, [Int32])? {
+        let table = StoreLayout.objectTable(type.tableNumber)
+        var damaged = false
+        let projection = store.derivedData(named: TableProjection.fileName(table: table), for: snapshot)
+            .flatMap { TableProjection.read($0, table: table, snapshot: snapshot) }
+            ?? TableProjection.build(table: table, snapshot: snapshot, properties: expression.properties, damaged: { _, _ in damaged = true })
+        guard !damaged, let selected = projection.select(expression, damaged: { _, _ in damaged = true }), !damaged else { return nil }
+        var ordinals = projection.sortedByKey(selected.ordinals)
+        if let limit, ordinals.count > limit { ordinals.removeLast(ordinals.count - limit) }
+        return (projection, ordinals)
     }
 
     private func orderedKeys(table: UInt32) throws -> OrderedKeys {
@@ -123,9 +157,8 @@ public struct StoreInspector {
     /// unless it sorts), cut at its limit: each row judged reading only the fields the query
     /// names, and only the sort's fields kept (a page's rows are decoded whole, the others
     /// not at all).
-    private func matchingKeys(_ type: ObjectSchema, query: String, arguments: [Any?]) throws -> [[UInt8]] {
+    private func matchingKeys(_ type: ObjectSchema, compiled: CompiledTextQuery) throws -> [[UInt8]] {
         let root = StoredQueryType(type)
-        let compiled = try CompiledTextQuery.compile(query, arguments: arguments, root: root, source: self)
         var matches: [(key: [UInt8], sortValues: [FieldValue])] = []
         func consider(_ key: [UInt8], _ row: [UInt8]) throws {
             var failure: (any Error)?
