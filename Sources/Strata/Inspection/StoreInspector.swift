@@ -111,10 +111,12 @@ public struct StoreInspector {
     }
 
     /// The keys of the objects of `type` that match `query`, in its order: from the table's
-    /// columns when its condition is in the query IR and it does not sort, else row by row.
+    /// columns when it would read every row (no primary-key or index equality narrows it),
+    /// its condition is in the query IR and it does not sort; else as `plan` says.
     private func matchingOrderedKeys(_ type: ObjectSchema, query: String, arguments: [Any?]) throws -> OrderedKeys {
-        let compiled = try CompiledTextQuery.compile(query, arguments: arguments, root: StoredQueryType(type), source: self)
-        if let expression = compiled.expression, compiled.sortKeys.isEmpty,
+        let root = StoredQueryType(type)
+        let compiled = try CompiledTextQuery.compile(query, arguments: arguments, root: root, source: self)
+        if case .rowScan = plan(root, compiled), let expression = compiled.expression, compiled.sortKeys.isEmpty,
            let (projection, ordinals) = columnMatches(type, expression, limit: compiled.limit) {
             return .ordinals(projection, ordinals)
         }
@@ -286,7 +288,7 @@ public struct StoreInspector {
         case .rowScan:
             lines.append("\(className): row scan of \(snapshot.count(table: root.table)) objects")
         case .columnScan, .collection:
-            break   // (not chosen here: the inspector keeps no projections)
+            break   // (not chosen for a listing: a page of such a query reads the columns, `matchingOrderedKeys`)
         }
         if let compiled { lines.append("  string query: \(compiled.text)") }
         if let sortKeys = compiled?.sortKeys, !sortKeys.isEmpty {
