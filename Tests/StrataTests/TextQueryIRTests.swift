@@ -77,4 +77,34 @@ final class TextQueryIRTests: RealmTestCase {
             XCTAssertEqual(Set(both.map(\.objId)), expected.subtracting(everyone.filter { $0.rank == 3 }.map(\.objId)), "\(text) with a predicate")
         }
     }
+
+    /// A stored field of another kind than its property's (a damaged or hand-made row): the
+    /// language compares any two numbers as `Double`s, the IR is false across kinds, so such
+    /// a row is judged by the language's closures, through the rows and through the columns.
+    func testARowHoldingANumberOfAnotherKindIsJudgedByTheLanguagesRules() throws {
+        let realm = try openRealm()
+        try realm.write { for id in 0 ..< 5 { try realm.add(makeUser("\(id)", rank: 3)) } }
+        let schema = try XCTUnwrap(realm.schema["User"])
+        let table = StoreLayout.objectTable(schema.tableNumber)
+        let key = PrimaryKeyValue.string("1").keyBytes
+        var fields = try RowFormat.fields(of: try XCTUnwrap(realm.store.get(table: table, key: key)))
+        fields[try XCTUnwrap(schema.properties.firstIndex { $0.name == "rank" })] = .double(3.0)
+        fields[try XCTUnwrap(schema.properties.firstIndex { $0.name == "score" })] = .int(0)
+        try realm.store.write { try $0.put(table: table, key: key, value: RowFormat.encode(fields)) }
+        realm.refresh()
+        for text in ["rank == 3", "rank >= 3 AND rank < 4", "score == 0", "rank IN {3}"] {
+            // The same condition with a term that keeps it off the IR: the language's answer.
+            let untranslated = try realm.objects(User.self).filter(query: text + " OR car.model == 'none'").map(\.objId).sorted()
+            XCTAssertEqual(untranslated, ["0", "1", "2", "3", "4"], text)
+            XCTAssertEqual(try realm.objects(User.self).filter(query: text).map(\.objId).sorted(), untranslated, "\(text) through the planner")
+            XCTAssertEqual(try realm.objects(User.self).filter(query: text).count, 5, "\(text): count")
+        }
+        realm.invalidate()
+        let store = try Store(directory: directory, options: StoreOptions())
+        defer { try? store.close() }
+        let inspector = try XCTUnwrap(try StoreInspector(store: store))
+        let page = try inspector.page(ofType: "User", matching: "rank == 3", offset: 0, limit: 10)
+        XCTAssertEqual(page.matching, try inspector.objects(ofType: "User", matching: "rank == 3").count, "a page and the listing agree")
+        XCTAssertEqual(page.matching, 5)
+    }
 }

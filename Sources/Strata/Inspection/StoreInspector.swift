@@ -15,7 +15,6 @@ public struct StoreInspector {
     /// The stored schema.
     public let schema: Schema
     private let snapshot: Snapshot
-    private let store: Store
 
     /// An inspector for `store`, or nil when the store holds no object-layer schema.
     ///
@@ -23,7 +22,6 @@ public struct StoreInspector {
     public init?(store: Store) throws {
         guard let schema = try SharedStore.loadSchema(store) else { return nil }
         self.schema = schema
-        self.store = store
         snapshot = store.snapshot()
     }
 
@@ -124,17 +122,17 @@ public struct StoreInspector {
     }
 
     /// The ordinals matching `expression` of `type`'s projection, in key order, cut at
-    /// `limit`: the projection the last close of a writer kept, when it is for this
-    /// snapshot, else one made by a scan (only the columns the query reads). Nil when a
-    /// record or field does not read, so the rows are judged one by one and the damage
-    /// named, as without columns.
+    /// `limit`, from one scan of the columns the query reads. Nil when a record or field
+    /// does not read, or a column holds values of several kinds, so the rows are judged one
+    /// by one by the language's rules and the damage named, as without columns. (Not the
+    /// projection a writer's close kept: its values were read before, and a store being
+    /// inspected may since have been damaged — only a scan of the records checks them.)
     private func columnMatches(_ type: ObjectSchema, _ expression: QueryExpression, limit: Int?) -> (TableProjection, [Int32])? {
         let table = StoreLayout.objectTable(type.tableNumber)
         var damaged = false
-        let projection = store.derivedData(named: TableProjection.fileName(table: table), for: snapshot)
-            .flatMap { TableProjection.read($0, table: table, snapshot: snapshot) }
-            ?? TableProjection.build(table: table, snapshot: snapshot, properties: expression.properties, damaged: { _, _ in damaged = true })
-        guard !damaged, let selected = projection.select(expression, damaged: { _, _ in damaged = true }), !damaged else { return nil }
+        let projection = TableProjection.build(table: table, snapshot: snapshot, properties: expression.properties, damaged: { _, _ in damaged = true })
+        guard !damaged, expression.properties.allSatisfy({ projection.projectedColumn($0)?.isTyped ?? false }),
+              let selected = projection.select(expression, damaged: { _, _ in damaged = true }), !damaged else { return nil }
         var ordinals = projection.sortedByKey(selected.ordinals)
         if let limit, ordinals.count > limit { ordinals.removeLast(ordinals.count - limit) }
         return (projection, ordinals)
@@ -286,7 +284,8 @@ public struct StoreInspector {
         case .hashIndex(let term):
             lines.append("\(className): hash index on \(name(term.propertyIndex)) == \(term.value.queryLiteral)")
         case .rowScan:
-            lines.append("\(className): row scan of \(snapshot.count(table: root.table)) objects")
+            lines.append("\(className): row scan of \(snapshot.count(table: root.table)) objects"
+                         + (compiled?.expression != nil && compiled?.sortKeys.isEmpty == true ? " (a page of it: a column scan)" : ""))
         case .columnScan, .collection:
             break   // (not chosen for a listing: a page of such a query reads the columns, `matchingOrderedKeys`)
         }

@@ -355,10 +355,15 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     let filters: [Predicate<Element>]
     /// String queries (`filter("…")`), compiled for the type.
     let textFilters: [CompiledTextQuery]
-    /// Those of them the row evaluator judges: every one when a `#Predicate` filter does
-    /// not translate, else those whose condition does not (the others are in
-    /// `fieldExpression`).
-    let rowTextFilters: [CompiledTextQuery]
+    /// The string queries' conditions joined to the filters' in the IR, when every filter
+    /// and every string query translates: what a column scan evaluates. (Rows are judged
+    /// by `fieldExpression` and the string queries' own closures, which define them: a
+    /// stored field of another kind than its property's — a damaged or hand-made row — is
+    /// compared by the language's rules, which the IR does not share.)
+    let scanExpression: QueryExpression?
+    /// The properties the translated string queries read: a column scan must find each
+    /// projected in its own kind (not as mixed values), or the rows decide.
+    let textProperties: [Int]
     let sort: [SortDescriptor<Element>]
     /// A sort by property names (`sorted(byKeyPath:)`, `SORT(…)`); replaces `sort`.
     let keyPathSort: [(index: Int, reverse: Bool)]
@@ -422,14 +427,16 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             }
         }
         self.indexTerm = indexTerm
-        if untranslated {
-            fieldExpression = nil
-            rowTextFilters = textFilters
+        fieldExpression = untranslated ? nil : QueryExpression.all(translated)
+        // A string query's condition in the IR joins the predicates' (one planner: the column
+        // scan answers `filter("age > 40")` as it answers `#Predicate { $0.age > 40 }`).
+        let textExpressions = textFilters.compactMap(\.expression)
+        if !untranslated, textExpressions.count == textFilters.count {
+            scanExpression = QueryExpression.all(translated + textExpressions)
+            textProperties = Array(Set(textExpressions.flatMap(\.properties))).sorted()
         } else {
-            // A string query's condition in the IR joins the predicates' (one meaning, one
-            // planner: the column scan answers `filter("age > 40")` as it answers `#Predicate`).
-            fieldExpression = QueryExpression.all(translated + textFilters.compactMap(\.expression))
-            rowTextFilters = textFilters.filter { $0.expression == nil }
+            scanExpression = nil
+            textProperties = []
         }
         sortKeys = keyPathSort.isEmpty ? QueryCompiler.sortKeys(sort, type: bound.info) : keyPathSort
     }
@@ -480,11 +487,11 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
 
     /// Whether `object` matches every filter (a filter that throws does not match).
     func matches(_ object: Element) -> Bool {
-        if !rowTextFilters.isEmpty {
+        if !textFilters.isEmpty {
             guard let realm = object._state?.realm else { return false }
             let stored = Self.accessor(fields(object)), key = object._state?.key ?? []
             let field: (Int) -> FieldValue = { $0 == RowAccess.ownKey ? .link(key) : stored($0) }
-            guard rowTextFilters.allSatisfy({ $0.evaluate(realm, field) }) else { return false }
+            guard textFilters.allSatisfy({ $0.evaluate(realm, field) }) else { return false }
         }
         if let fieldExpression {
             return fieldExpression.matches(Self.accessor(fields(object)))
@@ -669,16 +676,16 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             if term.propertyIndex == bound.primaryKeyIndex { return .primaryKey(term) }
             // A value shared by many rows (a city, a status) is found faster in the
             // projected column than key by key through the index.
-            if let fieldExpression, rowTextFilters.isEmpty, !pending.keys.contains(where: { $0.table == bound.table }),
+            if let scanExpression, !pending.keys.contains(where: { $0.table == bound.table }),
                realm.shared.scanBeatsIndex(table: bound.table, property: term.propertyIndex,
                                            readsRows: isSorted || !indexAnswersAlone(pending: pending)) {
-                return .columnScan(fieldExpression)
+                return .columnScan(scanExpression)
             }
             return .hashIndex(term)
         }
-        if !filters.isEmpty || !textFilters.isEmpty, let fieldExpression, rowTextFilters.isEmpty,
+        if !filters.isEmpty || !textFilters.isEmpty, let scanExpression,
            !pending.keys.contains(where: { $0.table == bound.table }) {
-            return .columnScan(fieldExpression)
+            return .columnScan(scanExpression)
         }
         return .rowScan
     }
@@ -691,7 +698,10 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         let noteDamage = { (key: [UInt8], error: any Swift.Error) in realm.noteDamage(table: table, key: key, error) }
         let projection = realm.shared.projection(table: table, snapshot: realm.snapshot,
                                                  properties: Array(Set(expression.properties + indexes)).sorted(), damaged: noteDamage)
-        guard let selected = projection.select(expression, damaged: noteDamage) else { return nil }
+        // A string query's columns must hold their property's own kind: otherwise the rows
+        // judge it, by the language's rules.
+        guard textProperties.allSatisfy({ projection.column($0, damaged: noteDamage)?.isTyped ?? false }),
+              let selected = projection.select(expression, damaged: noteDamage) else { return nil }
         return (projection, selected)
     }
 
@@ -851,7 +861,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         let unfiltered = filters.isEmpty && textFilters.isEmpty
         func consider(_ key: @autoclosure () -> [UInt8], _ field: (Int) -> FieldValue) {
             if let fieldExpression, !fieldExpression.matches(field) { return }
-            for text in rowTextFilters where !text.evaluate(realm, { $0 == RowAccess.ownKey ? .link(key()) : field($0) }) { return }
+            for text in textFilters where !text.evaluate(realm, { $0 == RowAccess.ownKey ? .link(key()) : field($0) }) { return }
             let values = indexes.map { field($0) }
             if damage.error != nil && !unfiltered { return }
             rows.append((key(), values))

@@ -31,22 +31,24 @@ extension ResultsQuery {
                          + (pending.isEmpty ? "" : " + \(pending.count) objects pending in this write"))
         case .columnScan(let expression):
             let columns = expression.properties.map(name).joined(separator: ", ")
-            lines.append("\(bound.className): column scan over \(columns) of \(realm.snapshot.count(table: bound.table)) objects")
+            lines.append("\(bound.className): column scan over \(columns.isEmpty ? "no property" : columns) of \(realm.snapshot.count(table: bound.table)) objects")
         case .rowScan:
             let why = fieldExpression == nil && !filters.isEmpty ? " (a filter does not translate to stored fields: evaluated on objects)"
-                : !rowTextFilters.isEmpty ? " (string query evaluated on rows)"
+                : !textFilters.isEmpty ? " (string query evaluated on rows)"
                 : !pending.isEmpty ? " (objects pending in this write)" : ""
             lines.append("\(bound.className): row scan\(why)")
         case .collection(let base):
             lines.append("\(bound.className): the objects of \(base.name), each read")
         }
-        if let fieldExpression, !filters.isEmpty || textFilters.contains(where: { $0.expression != nil }) {
+        if let scanExpression, !textFilters.isEmpty {
+            lines.append("  filter: \(scanExpression.describe(names: name))")
+        } else if let fieldExpression, !filters.isEmpty {
             lines.append("  filter: \(fieldExpression.describe(names: name))")
         } else if !filters.isEmpty {
             lines.append("  filter: \(filters.count) predicate(s) evaluated on objects")
         }
         for text in textFilters {
-            lines.append("  string query: \(text.text)" + (rowTextFilters.contains { $0.text == text.text } ? " (evaluated on rows)" : " (in the filter above)"))
+            lines.append("  string query: \(text.text)" + (scanExpression != nil ? " (in the filter above)" : " (evaluated on rows)"))
         }
         if let sortKeys, !sortKeys.isEmpty {
             lines.append("  sort: " + sortKeys.map { "\(name($0.index)) \($0.reverse ? "descending" : "ascending")" }.joined(separator: ", "))

@@ -27,6 +27,13 @@ enum ProjectedColumn {
     /// Any other kind, as decoded.
     case values([FieldValue])
 
+    /// Whether the column holds one kind of value (with nils): false for `.values`, where a
+    /// property's rows held several kinds (a damaged or hand-made row) or none.
+    var isTyped: Bool {
+        if case .values = self { return false }
+        return true
+    }
+
     func value(at ordinal: Int) -> FieldValue {
         switch self {
         case .int(let values, let nulls): return nulls?[ordinal] == true ? .null : .int(values[ordinal])

@@ -569,7 +569,7 @@ struct TextQueryCompiler {
         }
         return Operand(read: read, isCollection: crossedList || property.isList, kind: property.kind, property: property,
                        isRootProperty: isRoot && !property.isList, description: path.text, constant: nil, items: nil,
-                       rootIndex: isRoot && !property.isList && !crossedList ? index : nil)
+                       rootIndex: isRoot && !property.isList && !property.isMap && !crossedList ? index : nil)
     }
 
     /// One step through a link, a list of links, linking objects or an embedded object:
