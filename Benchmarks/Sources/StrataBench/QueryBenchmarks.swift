@@ -259,6 +259,32 @@ struct QueryBenchmarks {
         }
     }
 
+    /// `--profile-reopen N`: the queries suite's step (8) alone — a store of `n` items closed
+    /// after 1,000 one-object commits, then reopened and one object read, `rounds` times
+    /// (the open replays those commits' log onto the index image the load's close wrote).
+    func profileReopen(n: Int, rounds: Int) throws {
+        try withProfileRealm(n: n) { loaded, config in
+            loaded.invalidate()
+            var checksum = 0, opens: [Double] = []
+            for round in 0 ..< rounds {
+                let writer = try Realm(configuration: config)
+                for j in 0 ..< Self.commits {
+                    let change = Self.committed(j &+ round &* Self.commits, of: n)
+                    try writer.write { writer.object(ofType: Item.self, forPrimaryKey: change.id)!.age = change.age }
+                }
+                writer.invalidate()
+                opens.append(try time {
+                    let realm = try Realm(configuration: config)
+                    checksum &+= realm.object(ofType: Item.self, forPrimaryKey: n / 2)!.age
+                    realm.invalidate()
+                })
+            }
+            log(String(format: "reopen after %d one-object commits, and one read: median %.2f ms, min %.2f ms (%d rounds)",
+                       Self.commits, median(opens) * 1e3, opens.min()! * 1e3, rounds))
+            log("checksum \(checksum)")
+        }
+    }
+
     /// `--profile-page N`: the studio's table page — page 100 of 50 objects through
     /// `StoreInspector.page`, without and with a query, against converting every object
     /// (`objects(ofType:matching:)`, what the page cost before) — on a store of `n` items.

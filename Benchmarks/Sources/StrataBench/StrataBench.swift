@@ -57,6 +57,8 @@ struct StrataBench: ParsableCommand {
     var profileFirstEquality: Int?
     @Option(help: "Profile the queries suite's range count and sorted first 20 (steps 4 and 5) as the first queries after a reopen, on this many objects.")
     var profileFirstScan: Int?
+    @Option(help: "Profile the queries suite's step (8) alone: reopen a store of this many objects after 1,000 one-object commits.")
+    var profileReopen: Int?
     @Option(help: "Time one page of 50 objects through StoreInspector (the studio's tables) on a store of this many objects, against converting every object.")
     var profilePage: Int?
     @Option(help: "Elements of the lists in the scale suite.")
@@ -96,6 +98,10 @@ struct StrataBench: ParsableCommand {
         }
         if let profilePage {
             try QueryBenchmarks(sizes: [profilePage], workDirectory: work).profilePage(n: profilePage, rounds: max(rounds, 1))
+            return
+        }
+        if let profileReopen {
+            try QueryBenchmarks(sizes: [profileReopen], workDirectory: work).profileReopen(n: profileReopen, rounds: max(rounds, 1))
             return
         }
         if let profileFirstScan {
