@@ -88,6 +88,41 @@ final class DerivedDataTests: XCTestCase {
         XCTAssertTrue(syncAfterWrite, "the segment is synced after the commit's write and before the file is renamed into place")
     }
 
+    /// Crash sweep: a crash at any point of writing derived data (and of the close after
+    /// it) leaves a store that opens, whose derived data is either absent or exactly the
+    /// payload, and then only beside the commits it was written for.
+    func testACrashAtAnyPointLeavesTheDataWholeAndOnlyForItsState() throws {
+        let dir = TemporaryDirectory()
+        let fs = RecordingFileSystem()
+        let store = try Store(directory: dir.url, options: options(durability: .none, fileSystem: fs))
+        for round in 0 ..< 20 {
+            try store.write { try $0.put(table: 1, key: [UInt8(round)], value: [UInt8](repeating: UInt8(round), count: 50)) }
+        }
+        let payload = (0 ..< 3000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let first = fs.operationCount
+        try store.writeDerivedData(payload, named: "p", for: store.snapshot())
+        try store.close()
+        let operations = fs.operations
+        var rng = SplitMix64(seed: baseSeed &+ 2718)
+        var readBack = 0
+        for prefix in first ... operations.count {
+            for variant in 0 ..< 12 {
+                let scratch = TemporaryDirectory("derived-crash")
+                try CrashSimulator(operations: operations).materialize(prefix: prefix, into: scratch.path, rng: &rng)
+                let reopened = try Store(directory: scratch.url)
+                defer { try? reopened.close() }
+                guard let found = reopened.derivedData(named: "p", for: reopened.snapshot()) else { continue }
+                XCTAssertEqual(Array(found), payload, "prefix \(prefix), variant \(variant): whole or absent")
+                for round in 0 ..< 20 {
+                    XCTAssertEqual(try reopened.get(table: 1, key: [UInt8(round)]), [UInt8](repeating: UInt8(round), count: 50),
+                                   "prefix \(prefix), variant \(variant): read back beside a store missing commit \(round)")
+                }
+                readBack += 1
+            }
+        }
+        XCTAssertGreaterThan(readBack, 0, "some crash points keep the file")
+    }
+
     func testADamagedOrCutFileIsRefusedAndRemoved() throws {
         let dir = TemporaryDirectory()
         let store = try Store(directory: dir.url)

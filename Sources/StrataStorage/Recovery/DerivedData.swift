@@ -39,7 +39,7 @@ enum DerivedData {
     static let magic: [UInt8] = Array("STRATADD".utf8)
     static let version: UInt32 = 1
     static let fileSuffix = ".derived"
-    /// Bytes of the newest segment's committed end that the tail checksum covers.
+    /// Bytes of the active segment's committed end that the tail checksum covers.
     static let tailBytes = 64
 
     /// Whether `name` can name derived data: 1–64 of `a-z`, `0-9`, `-`.
@@ -173,9 +173,10 @@ extension Store {
     }
 
     /// The derived data called `name` (a slice of the file as read: no copy) if it was
-    /// written for exactly the state `snapshot` reads (see ``writeDerivedData(_:named:for:)``); nil when there is none, or it is
-    /// for another state, damaged, cut, of another format version or sealed with another
-    /// key. A writable store removes a file it refuses.
+    /// written for exactly the state `snapshot` reads (see ``writeDerivedData(_:named:for:)``);
+    /// nil when there is none, the name is not a valid one, or the file is for another
+    /// state, damaged, cut, of another format version or sealed with another key. A
+    /// writable store removes a file it refuses, and logs why when it was not merely old.
     public func derivedData(named name: String, for snapshot: Snapshot) -> ArraySlice<UInt8>? {
         guard DerivedData.isValidName(name) else { return nil }
         let fileName = name + DerivedData.fileSuffix
@@ -200,10 +201,13 @@ extension Store {
         switch decoded {
         case .success(let payload):
             return payload
-        case .failure:
-            // Damaged, cut, of another version, or stale — the stored state only moves on, so
-            // a stale file would be read and refused again at every open: a writable store
-            // removes it (the next close writes a new one).
+        case .failure(let problem):
+            // Damaged, cut, of another version, or stale. A stale file would be read and
+            // refused again at every open (a store rarely returns to an older state): a
+            // writable store removes it, and the next write replaces it.
+            if case .damaged(let reason) = problem {
+                options.logger?.info("derived data \(fileName) not used (\(reason)): it is computed again", metadata: ["store": "\(path)"])
+            }
             if !options.readOnly { try? fileSystem.remove(filePath) }
             return nil
         }

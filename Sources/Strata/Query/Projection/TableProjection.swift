@@ -471,7 +471,7 @@ final class TableProjection: @unchecked Sendable {
     var persistableColumns: [Int: ProjectedColumn]? {
         lock.withLock {
             guard !sawDamage, missing.isEmpty, damage.values.allSatisfy({ $0.population == 0 }) else { return nil }
-            return columns.filter { if case .values = $0.value { return false } else { return true } }
+            return columns.filter { $0.value.isTyped }
         }
     }
 
