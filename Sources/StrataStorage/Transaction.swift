@@ -7,6 +7,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Logging
 
 /// A write transaction of a ``Store``, from ``Store/write(_:)`` or ``Store/beginTransaction()``.
 ///
@@ -60,6 +61,10 @@ public final class Transaction {
     /// it is durable). A writer that reads before writing must read this state, or it could
     /// miss the commit just before its own.
     public var baseSnapshot: Snapshot { Snapshot(directory: savedDirectory) }
+
+    /// The store's logger (``StoreOptions/logger``), for layers that write through the
+    /// transaction and have something to report (a derived structure dropped as damaged).
+    public var logger: Logger? { store.options.logger }
 
     private func checkOpen() throws {
         if finished { throw StoreError.invalidArgument("the transaction has already been committed or rolled back") }

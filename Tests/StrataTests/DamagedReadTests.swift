@@ -116,13 +116,15 @@ final class DamagedReadTests: RealmTestCase {
             let realm = try Realm(configuration: config)
             for i in 0..<20 { try realm.write { try realm.add(makeUser("u\(i)", rank: i)) } }
         }
-        // Flip one byte in the middle of a sealed segment's data (a value byte of some
-        // record): the store opens from the hint, and the record fails its checksum when read.
+        // Flip one byte of a user's row in a sealed segment (its username's first byte: a
+        // value byte, not an index record's): the store opens from the hint, and the record
+        // fails its checksum when read.
         let segments = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".seg") }.sorted()
         guard segments.count > 2 else { return XCTFail("expected several segments, got \(segments)") }
         let url = directory.appendingPathComponent(segments[segments.count - 2])
         var bytes = try Data(contentsOf: url)
-        bytes[bytes.count / 2] ^= 0x5A
+        let row = try XCTUnwrap(bytes.range(of: Data("useru".utf8)), "a user's row in \(segments[segments.count - 2])")
+        bytes[row.lowerBound] ^= 0x5A
         try bytes.write(to: url)
 
         let realm = try Realm(configuration: config)

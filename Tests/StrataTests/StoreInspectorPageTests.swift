@@ -74,12 +74,18 @@ final class StoreInspectorPageTests: RealmTestCase {
                                try JSONSerialization.data(withJSONObject: Array(all.dropFirst(100).prefix(40)), options: [.sortedKeys]), query)
             }
         }
-        // One flipped byte in the middle of the segment's records.
-        let segment = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".seg") }.sorted().first)
-        let url = directory.appendingPathComponent(segment)
-        var bytes = try Data(contentsOf: url)
-        bytes[bytes.count / 2] ^= 0x5A
-        try bytes.write(to: url)
+        // One flipped byte in a note's row (its text), in whichever segment holds it.
+        let segments = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".seg") }.sorted()
+        var flipped = false
+        for segment in segments where !flipped {
+            let url = directory.appendingPathComponent(segment)
+            var bytes = try Data(contentsOf: url)
+            guard let row = bytes.range(of: Data("note 2500".utf8)) else { continue }
+            bytes[row.lowerBound] ^= 0x5A
+            try bytes.write(to: url)
+            flipped = true
+        }
+        XCTAssertTrue(flipped, "a note's row in \(segments)")
         var options = StoreOptions()
         options.readOnly = true
         let store = try Store(directory: directory, options: options)

@@ -541,15 +541,15 @@ struct QueryBenchmarks {
         func row(_ step: String, _ value: (Times) -> Double, goal: Double?) -> String {
             let (s, g) = cells(value)
             let verdict = goal.map { String(format: "≥ %.0f×: %@", $0, g / s >= $0 ? "met" : "not met") } ?? "–"
-            return "| \(step) | \(seconds(s)) | \(seconds(g)) | \(String(format: "%.2f×", g / s)) | \(verdict) |"
+            return "| \(step) | \(Self.seconds(s)) | \(Self.seconds(g)) | \(String(format: "%.2f×", g / s)) | \(verdict) |"
         }
         let worst = cells(\.commitWorst)
         let worstOverRounds = strataRounds.map(\.commitWorst).max()!
         let rawMean = median(rawRounds.map(\.mean)), rawWorst = median(rawRounds.map(\.worst))
         let strataMean = median(strataRounds.map(\.commitMean))
-        let worstRow = "| (7) worst single commit (max over rounds: Strata \(seconds(worstOverRounds)); the disk alone: \(seconds(rawWorst))) | \(seconds(worst.strata)) | \(seconds(worst.grdb)) | "
+        let worstRow = "| (7) worst single commit (max over rounds: Strata \(Self.seconds(worstOverRounds)); the disk alone: \(Self.seconds(rawWorst))) | \(Self.seconds(worst.strata)) | \(Self.seconds(worst.grdb)) | "
             + String(format: "%.2f×", worst.grdb / worst.strata) + " | ≤ 5 ms: \(worst.strata <= 0.005 ? "met" : "not met") |"
-        let rawRow = "| (7) the disk alone: 1,000 × (`pwrite` 120 B + `fdatasync`), mean; Strata's mean against it | \(seconds(strataMean)) | raw \(seconds(rawMean)) | "
+        let rawRow = "| (7) the disk alone: 1,000 × (`pwrite` 120 B + `fdatasync`), mean; Strata's mean against it | \(Self.seconds(strataMean)) | raw \(Self.seconds(rawMean)) | "
             + String(format: "%.2f× raw", rawMean / strataMean) + " | ≥ 0.8× raw: \(rawMean / strataMean >= 0.8 ? "met" : "not met") |"
         let cityIDs = label(expected.cityCount) + (expected.cityCount == 1 ? " id" : " ids")
         let lines = [
@@ -611,7 +611,7 @@ struct QueryBenchmarks {
     }
 
     /// A duration in the unit that suits it.
-    private func seconds(_ s: Double) -> String {
+    static func seconds(_ s: Double) -> String {
         if s >= 1 { return String(format: "%.2f s", s) }
         if s >= 0.01 { return String(format: "%.1f ms", s * 1e3) }
         if s >= 0.001 { return String(format: "%.2f ms", s * 1e3) }

@@ -27,7 +27,7 @@ struct StrataBench: ParsableCommand {
     var strataOnly = false
     @Option(help: "Directory of the real JSON payloads.")
     var jsonDirectory = "../../shared/data/json"
-    @Option(help: "Which suites to run: all, engine, peers, encryption, objects, models, controller, json, concurrency, scale, queries or followers.")
+    @Option(help: "Which suites to run: all, engine, peers, encryption, objects, models, controller, json, concurrency, scale, queries, ranges or followers.")
     var suite = "all"
     @Option(help: "Profile one object-level phase alone: upsert, rewrite, insert, init, set, make, read, scan, sort, list or equality.")
     var profileObjects: String?
@@ -149,7 +149,7 @@ struct StrataBench: ParsableCommand {
             try store.close()
             return
         }
-        guard ["all", "engine", "peers", "encryption", "objects", "models", "controller", "json", "concurrency", "scale", "queries", "followers"].contains(suite) else {
+        guard ["all", "engine", "peers", "encryption", "objects", "models", "controller", "json", "concurrency", "scale", "queries", "ranges", "followers"].contains(suite) else {
             throw ValidationError("--suite takes all, engine, peers, encryption, objects, models, controller, json, concurrency, scale, queries or followers, got '\(suite)'")
         }
         let querySizes = queryObjects.split(separator: ",").map { Int($0.trimmingCharacters(in: .whitespaces)) }
@@ -215,6 +215,10 @@ struct StrataBench: ParsableCommand {
             let tables = try QueryBenchmarks(sizes: querySizes.compactMap { $0 }, workDirectory: work).run(rounds: rounds)
             print("\n## Queries (the columnar read path workload)\n")
             print(tables.joined(separator: "\n"))
+        }
+        if suite == "all" || suite == "ranges" {
+            print("\n## Ranges on an indexed property (ordered indexes)")
+            try RangeBenchmarks(sizes: querySizes.compactMap { $0 }, workDirectory: work, rounds: max(rounds, 1)).run()
         }
         if suite == "all" || suite == "followers" {
             let rows = try FollowerBenchmarks(commits: min(commits, 1_000), workDirectory: work).run(rounds: rounds)

@@ -286,7 +286,7 @@ public struct StoreInspector {
         case .rowScan:
             lines.append("\(className): row scan of \(snapshot.count(table: root.table)) objects"
                          + (compiled?.expression != nil && compiled?.sortKeys.isEmpty == true ? " (a page of it: a column scan)" : ""))
-        case .columnScan, .collection:
+        case .columnScan, .collection, .orderedIndex:
             break   // (not chosen for a listing: a page of such a query reads the columns, `matchingOrderedKeys`)
         }
         if let compiled { lines.append("  string query: \(compiled.text)") }
@@ -315,7 +315,7 @@ public struct StoreInspector {
         case .hashIndex(let term):
             return try SecondaryIndex.lookup(table: StoreLayout.indexTable(root.schema.tableNumber, property: term.propertyIndex),
                                              value: term.value) { table, key in try snapshot.get(table: table, key: key) }
-        case .rowScan, .columnScan, .collection:
+        case .rowScan, .columnScan, .collection, .orderedIndex:
             return nil
         }
     }

@@ -164,6 +164,9 @@ enum SecondaryIndex {
     struct Delta {
         var added: [ValueKey: [[UInt8]]] = [:]
         var removed: [ValueKey: [[UInt8]]] = [:]
+        /// The same changes as entries of the property's ordered index (values with an
+        /// order only), applied when the property has one (`OrderedIndex`).
+        var ordered = OrderedIndex.Edits()
 
         struct ValueKey: Hashable {
             let bytes: [UInt8]
@@ -174,16 +177,30 @@ enum SecondaryIndex {
 
         mutating func add(_ primaryKey: [UInt8], value: FieldValue) {
             added[ValueKey(bytes: IndexValueKey.bytes(for: value)), default: []].append(primaryKey)
+            ordered.added.append(value: value, primaryKey: primaryKey)
         }
 
         mutating func remove(_ primaryKey: [UInt8], value: FieldValue) {
             removed[ValueKey(bytes: IndexValueKey.bytes(for: value)), default: []].append(primaryKey)
+            ordered.removed.append(value: value, primaryKey: primaryKey)
         }
 
-        /// Writes the changed lists, buckets and heads through `transaction`.
+        /// Writes the changed lists, buckets and heads through `transaction`, then the
+        /// ordered index's nodes. A tree that cannot be read is dropped (its root removed),
+        /// not allowed to fail the commit: queries then scan, and the next writable open
+        /// rebuilds it from the rows.
         func apply(table: UInt32, transaction: Transaction) throws {
             for value in Set(added.keys).union(removed.keys) {
                 try apply(value.bytes, added: added[value] ?? [], removed: removed[value] ?? [], table: table, transaction: transaction)
+            }
+            do {
+                try OrderedIndex.apply(ordered, table: table, transaction: transaction)
+            } catch let treeError {
+                // A malformed node, or a record the engine refuses to read back: drop the
+                // tree if the transaction still takes writes (after an I/O error it does
+                // not, and that error is the commit's).
+                do { try transaction.delete(table: table, key: OrderedIndex.rootKey) } catch { throw treeError }
+                transaction.logger?.warning("\(treeError) in index table \(table): the ordered index is dropped and rebuilt at the next writable open")
             }
         }
 
@@ -336,7 +353,16 @@ extension Realm {
                     }
                 }
                 guard let keys = try? snapshot.keys(table: table) else { return "\(context): the index's keys cannot be read" }
-                for key in keys {
+                if OrderedValueKey.isOrderable(property) {
+                    let expectedEntries = expected.values.flatMap { entry in entry.keys.compactMap { OrderedIndex.entry(entry.value, primaryKey: $0) } }
+                        .sorted { $0.lexicographicallyPrecedes($1) }
+                    if let problem = OrderedIndex.verify(expected: expectedEntries, treeKeys: Set(keys.filter(OrderedIndex.isTreeKey)), { key in
+                        try snapshot.get(table: table, key: key)
+                    }) {
+                        return "\(context): ordered index: \(problem)"
+                    }
+                }
+                for key in keys where !OrderedIndex.isTreeKey(key) {
                     if !reachable.contains(key) { return "\(context): index record \(key) is reachable from no value an object holds" }
                     let length = key.count >= 2 ? Int(key[0]) | Int(key[1]) << 8 : key.count
                     let kind = key.count > 2 + length ? key[2 + length] : 0xFF

@@ -589,6 +589,12 @@ public final class Migration {
         var deltas: [Int: SecondaryIndex.Delta] = [:]
         var pending = 0
         var nextID = firstID
+        // Each ordered index starts empty (step 2 removed the old records) and takes the rows
+        // batch by batch with the hash postings, rather than being rebuilt after the rewrite.
+        for (index, backlink) in maintained where !backlink && OrderedValueKey.isOrderable(schema.properties[index]) {
+            try transaction.put(table: StoreLayout.indexTable(schema.tableNumber, property: index),
+                                key: OrderedIndex.rootKey, value: OrderedIndex.Root().bytes)
+        }
         try forEachNewObject(typeName) { object in
             let key = try newKey(of: object, schema: schema, nextID: &nextID)
             if try transaction.get(table: table, key: key) != nil {

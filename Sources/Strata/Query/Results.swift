@@ -74,6 +74,10 @@ public struct Results<Element: Object>: RandomAccessCollection, CustomStringConv
             managingRealm.verifyThread()
             return managingRealm.snapshot.count(table: query.bound.table)
         }
+        if query.rangeTerm != nil {
+            managingRealm.verifyThread()
+            if let count = query.orderedCount(in: managingRealm) { return count }
+        }
         return resultSet.count
     }
 
@@ -378,6 +382,8 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     let distinctBasis: ResultsQuery?
     /// An equality on the primary key or an indexed property, if any filter has one.
     let indexTerm: PredicateAnalysis.Term?
+    /// Bounds on a property with an ordered index, if the filters put any.
+    let rangeTerm: RangeTerm?
     /// All filters as one expression of the query IR, when they translate.
     let fieldExpression: QueryExpression?
     /// The sort as stored properties and directions, when it translates.
@@ -431,6 +437,13 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         // A string query's condition in the IR joins the predicates' (one planner: the column
         // scan answers `filter("age > 40")` as it answers `#Predicate { $0.age > 40 }`).
         let textExpressions = textFilters.compactMap(\.expression)
+        if indexTerm == nil, base == nil, let found = RangeTerm.find(in: translated + textExpressions, schema: bound.schema) {
+            rangeTerm = RangeTerm(property: found.property, range: found.range,
+                                  isWholeFilter: found.isWholeFilter && !untranslated && textExpressions.count == textFilters.count,
+                                  lowerValue: found.lowerValue, upperValue: found.upperValue)
+        } else {
+            rangeTerm = nil
+        }
         if !untranslated, textExpressions.count == textFilters.count {
             scanExpression = QueryExpression.all(translated + textExpressions)
             textProperties = Array(Set(textExpressions.flatMap(\.properties))).sorted()
@@ -547,7 +560,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
 
     /// The keys of the primary-key or index look-up, or nil when the query scans.
     private func candidateKeys(in realm: Realm, pending: [RowKey: PendingRow]) -> [[UInt8]]? {
-        guard let term = indexTerm else { return nil }
+        guard let term = indexTerm else { return rangeCandidates(in: realm, pending: pending) }
         if term.propertyIndex == bound.primaryKeyIndex {
             let optional = bound.schema.properties[term.propertyIndex].isOptional
             return PrimaryKeyValue(keyField: term.value, optional: optional).map { [$0.keyBytes] } ?? []
@@ -683,11 +696,78 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             }
             return .hashIndex(term)
         }
+        if let rangeTerm, let matches = orderedIndexMatches(rangeTerm, in: realm) {
+            // Each match costs a row read (~1 µs) where a scan of kept columns costs ~2 ns a
+            // row and a scan that projects them first ~200 ns: the tree wins for a narrow
+            // range, for any range before the columns exist when a quarter of the rows or
+            // fewer match, and whenever pending rows rule the columns out.
+            let tablePending = pending.keys.contains { $0.table == bound.table }
+            let rows = realm.snapshot.count(table: bound.table)
+            let perMatch = realm.shared.keptProjection(table: bound.table) != nil ? Self.rowsPerRangeMatchWithColumns : 4
+            if tablePending || scanExpression == nil || matches * perMatch <= rows {
+                return .orderedIndex(rangeTerm, matches: matches)
+            }
+        }
         if !filters.isEmpty || !textFilters.isEmpty, let scanExpression,
            !pending.keys.contains(where: { $0.table == bound.table }) {
             return .columnScan(scanExpression)
         }
         return .rowScan
+    }
+
+    /// Rows a scan of kept columns covers in the time one range match read through the
+    /// ordered index costs (its entry, then its row).
+    static var rowsPerRangeMatchWithColumns: Int { 512 }
+
+    /// The root of `property`'s ordered index in the realm's snapshot, when it has one that reads.
+    private func orderedRoot(_ property: Int, in realm: Realm) -> OrderedIndex.Root? {
+        (try? OrderedIndex.root { try realm.snapshot.get(table: bound.indexTable(property), key: $0) }) ?? nil
+    }
+
+    private func orderedRead(_ property: Int, in realm: Realm) -> OrderedIndex.Read {
+        let table = bound.indexTable(property), snapshot = realm.snapshot
+        return { try snapshot.get(table: table, key: $0) }
+    }
+
+    /// How many stored objects `term`'s range holds, from the ordered index's counts; nil
+    /// when the property has no tree or it does not read.
+    private func orderedIndexMatches(_ term: RangeTerm, in realm: Realm) -> Int? {
+        guard let root = orderedRoot(term.property, in: realm) else { return nil }
+        return try? OrderedIndex.count(term.range, root: root, orderedRead(term.property, in: realm))
+    }
+
+    /// The keys in the planned range of the ordered index, with the write's pending rows of
+    /// the type (candidates: the filters judge each); nil when the plan is another or the
+    /// tree does not read (the caller then scans).
+    private func rangeCandidates(in realm: Realm, pending: [RowKey: PendingRow]) -> [[UInt8]]? {
+        guard case .orderedIndex(let term, let matches) = plan(in: realm, pending: pending),
+              let root = orderedRoot(term.property, in: realm) else { return nil }
+        var keys: [[UInt8]] = []
+        keys.reserveCapacity(matches)
+        do {
+            try OrderedIndex.forEach(in: term.range, root: root, orderedRead(term.property, in: realm)) { entry in
+                guard let key = OrderedIndex.primaryKey(of: entry) else { throw OrderedIndex.Damage(what: "an entry holds no key") }
+                keys.append(key)
+                return true
+            }
+        } catch {
+            return nil
+        }
+        let tablePending = pending.filter { $0.key.table == bound.table }
+        guard !tablePending.isEmpty else { return keys }
+        let known = Set(keys.map(ObjectKey.init))
+        keys.append(contentsOf: tablePending.keys.map(\.key).filter { !known.contains(ObjectKey($0)) })
+        return keys
+    }
+
+    /// The number of matches when the ordered index's counts are the answer: the filter is
+    /// one exact range (numbers, dates) and nothing else, outside a write's pending rows,
+    /// without a limit or distinct; nil otherwise.
+    func orderedCount(in realm: Realm) -> Int? {
+        guard let rangeTerm, rangeTerm.isWholeFilter, rangeTerm.range.isExact, limit == nil, distinct.isEmpty,
+              realm.writeState?.rows.hasRows(inTable: bound.table) != true,
+              case .orderedIndex(_, let matches) = plan(in: realm, pending: [:]) else { return nil }
+        return matches
     }
 
     /// The ordinals of the projection matching every filter (a column scan), or nil when

@@ -194,6 +194,10 @@ final class SharedStore: @unchecked Sendable {
         do {
             let stored = try loadSchema(store)
             let schema = try prepare(store: store, stored: stored, declared: declared, configuration: configuration)
+            if !configuration.readOnly {
+                // Ordered indexes a store written before them (or a migration) left without a tree.
+                do { try OrderedIndex.buildMissing(store: store, schema: schema) } catch { throw RealmError.wrap(error) }
+            }
             return SharedStore(identity: identity, store: store, schema: schema,
                                readOnly: configuration.readOnly, temporaryDirectory: temporary, slot: slot)
         } catch {

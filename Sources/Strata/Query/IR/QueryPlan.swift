@@ -7,6 +7,9 @@ enum QueryPlan {
     case primaryKey(PredicateAnalysis.Term)
     /// The keys of an equality on an indexed property, from its hash index.
     case hashIndex(PredicateAnalysis.Term)
+    /// The keys in a range of an ordered index (`matches` of them stored), each object's
+    /// row then judged by every filter.
+    case orderedIndex(RangeTerm, matches: Int)
     /// Typed columns of the table's projection, every filter evaluated over them.
     case columnScan(QueryExpression)
     /// Every row, decoded (filters that do not translate are evaluated on objects).
@@ -29,6 +32,9 @@ extension ResultsQuery {
         case .hashIndex(let term):
             lines.append("\(bound.className): hash index on \(name(term.propertyIndex)) == \(term.value.queryLiteral)"
                          + (pending.isEmpty ? "" : " + \(pending.count) objects pending in this write"))
+        case .orderedIndex(let term, let matches):
+            lines.append("\(bound.className): ordered index on \(name(term.property)), \(term.describe(name: name(term.property)))"
+                         + " (\(matches) stored objects\(pending.isEmpty ? "" : " + \(pending.count) pending in this write"), each row then judged)")
         case .columnScan(let expression):
             let columns = expression.properties.map(name).joined(separator: ", ")
             lines.append("\(bound.className): column scan over \(columns.isEmpty ? "no property" : columns) of \(realm.snapshot.count(table: bound.table)) objects")
