@@ -240,7 +240,7 @@ final class OrderedIndexTests: RealmTestCase {
         XCTAssertEqual(encoded(.string("é")), encoded(.string("e\u{301}")))
         for value in [FieldValue.null, .int(-7), .double(.nan), .string("a\u{0}\u{0}b")] {
             let entry = try XCTUnwrap(OrderedIndex.entry(value, primaryKey: [1, 2, 3]))
-            XCTAssertEqual(OrderedIndex.primaryKey(of: entry), [1, 2, 3], "\(value)")
+            XCTAssertEqual(OrderedIndex.primaryKey(of: entry[...]), [1, 2, 3], "\(value)")
         }
         XCTAssertNil(OrderedValueKey.bytes(for: .bool(true)))
         XCTAssertNil(OrderedValueKey.bytes(for: .data(Data([1]))))
@@ -342,5 +342,75 @@ final class OrderedIndexTests: RealmTestCase {
         let ranged = realm.objects(Ranked.self).filter(#Predicate { $0.age >= 10 && $0.age < 12 })
         XCTAssertTrue(ranged.explain().contains("ordered index"), ranged.explain())
         XCTAssertEqual(ranged.count, 61)
+    }
+
+    /// An import that meets one object twice (its first version inserted, then changed by
+    /// the second) leaves each index holding the second version only: the hash postings
+    /// kept the first value too (a defect older than the trees: an equality answered from
+    /// the index alone listed the object under both values), and so did the tree.
+    func testAnImportThatMeetsAnObjectTwiceIndexesItsLastVersionOnly() throws {
+        try fillForReopen(100)
+        do {
+            let store = try Store(directory: directory)
+            defer { try? store.close() }
+            let importer = try XCTUnwrap(try StoreImporter(store: store))
+            let json = #"[{"id": 500, "age": 1005, "name": "first"}, {"id": 500, "age": 1077, "name": "second"}, {"id": 3, "age": 1060}, {"id": 3, "age": 1061}]"#
+            _ = try importer.importObjects(ofType: "Ranked", from: Data(json.utf8))
+        }
+        let realm = try Realm(configuration: configuration(types: [Ranked.self]))
+        XCTAssertNil(realm.checkIndexInvariants())
+        XCTAssertEqual(realm.objects(Ranked.self).filter(#Predicate { $0.age == 1005 }).map(\.id), [])
+        XCTAssertEqual(realm.objects(Ranked.self).filter(#Predicate { $0.age == 1060 }).count, 0)
+        XCTAssertEqual(realm.objects(Ranked.self).filter(#Predicate { $0.age >= 1000 }).map(\.id).sorted(), [3, 500])
+        XCTAssertEqual(realm.objects(Ranked.self).filter(#Predicate { $0.age >= 1000 }).count, 2)
+        XCTAssertEqual(realm.objects(Ranked.self).filter(#Predicate { $0.name >= "s" && $0.name < "t" }).map(\.id), [500])
+    }
+
+    /// Tree records that decode but lie (a node claiming more items than it has bytes for,
+    /// counts that overflow) are damage: no trap, the range answered by a scan.
+    func testATreeWhoseNodesLieIsDamageNotATrap() throws {
+        try fillForReopen(3000)
+        do {
+            let store = try Store(directory: directory)
+            let schema = try XCTUnwrap(SharedStore.loadSchema(store))
+            let type = try XCTUnwrap(schema["Ranked"])
+            let table = StoreLayout.indexTable(type.tableNumber, property: try XCTUnwrap(type.index(of: "age")))
+            let snapshot = store.snapshot()
+            let root = try XCTUnwrap(OrderedIndex.Root(try XCTUnwrap(snapshot.get(table: table, key: OrderedIndex.rootKey))))
+            XCTAssertGreaterThan(root.height, 1)
+            let top = try XCTUnwrap(snapshot.get(table: table, key: OrderedIndex.nodeKey(root.rootID)))
+            // The root branch's first child count set to Int.max: its counts overflow.
+            var lying = top
+            withUnsafeBytes(of: UInt64(Int.max).littleEndian) { lying.replaceSubrange(13 ..< 21, with: $0) }
+            try store.write { try $0.put(table: table, key: OrderedIndex.nodeKey(root.rootID), value: lying) }
+            try store.close()
+        }
+        var readOnly = configuration(types: [Ranked.self])
+        readOnly.readOnly = true
+        do {
+            let realm = try Realm(configuration: readOnly)
+            let ranged = realm.objects(Ranked.self).filter(#Predicate { $0.age >= 10 && $0.age < 12 })
+            XCTAssertFalse(ranged.explain().contains("ordered index"), ranged.explain())
+            XCTAssertEqual(ranged.count, 60)
+        }
+        // A leaf claiming four billion items in a few bytes.
+        do {
+            let store = try Store(directory: directory)
+            let schema = try XCTUnwrap(SharedStore.loadSchema(store))
+            let type = try XCTUnwrap(schema["Ranked"])
+            let table = StoreLayout.indexTable(type.tableNumber, property: try XCTUnwrap(type.index(of: "age")))
+            try store.write { transaction in
+                // Root: format 1, node 9, height 1, next id 10, one entry.
+                let root: [UInt8] = [1] + [9, 0, 0, 0, 0, 0, 0, 0] + [1] + [10, 0, 0, 0, 0, 0, 0, 0] + [1, 0, 0, 0, 0, 0, 0, 0]
+                XCTAssertNotNil(OrderedIndex.Root(root))
+                try transaction.put(table: table, key: OrderedIndex.rootKey, value: root)
+                try transaction.put(table: table, key: OrderedIndex.nodeKey(9), value: [0, 0xFF, 0xFF, 0xFF, 0xFF])
+            }
+            try store.close()
+        }
+        let realm = try Realm(configuration: readOnly)
+        let ranged = realm.objects(Ranked.self).filter(#Predicate { $0.age >= 10 && $0.age < 12 })
+        XCTAssertFalse(ranged.explain().contains("ordered index"), ranged.explain())
+        XCTAssertEqual(ranged.count, 60)
     }
 }

@@ -166,6 +166,9 @@ public struct StoreImporter {
         /// The properties with an index table (secondary or inverse).
         let maintainedIndexes: [(property: Int, backlink: Bool)]
         var deltas: [UInt32: SecondaryIndex.Delta] = [:]
+        /// The objects `deltas` holds changes of: a delta takes one change per object and
+        /// value, so an object met again goes in after the changes so far are applied.
+        var pendingObjects = Set<ObjectKey>()
         var nextHiddenID: Int64?
         /// Links to objects that did not exist when they were read: the data may hold them
         /// further on, so they are checked once everything is written.
@@ -213,6 +216,15 @@ public struct StoreImporter {
                 guard id < .max else { throw RealmError.invalidValue("\(type.className) has used every hidden object id") }
                 nextHiddenID = id + 1
                 key = PrimaryKeyValue.int(id).keyBytes
+            }
+            if !maintainedIndexes.isEmpty, !pendingObjects.insert(ObjectKey(key)).inserted {
+                // The same object again in this import: its first version's index changes are
+                // written first, so this version's are recorded against them (a delta that
+                // added a value and then removed it kept it: the hash postings listed the
+                // object under both values).
+                for (table, delta) in deltas { try delta.apply(table: table, transaction: transaction) }
+                deltas = [:]
+                pendingObjects = [ObjectKey(key)]
             }
             let stored = try transaction.get(table: table, key: key)
             var fields: [FieldValue]

@@ -176,10 +176,11 @@ enum OrderedIndex {
     }
 
     /// One node, decoded. A leaf's `items` are its entries; a branch's are its children's
-    /// first entries, with `children` and `counts` beside them.
+    /// first entries, with `children` and `counts` beside them. Items are slices of the
+    /// record's bytes: a query reads a few nodes, and an array per entry was most of it.
     struct Node {
         var level: Int
-        var items: [[UInt8]] = []
+        var items: [ArraySlice<UInt8>] = []
         var children: [UInt64] = []
         var counts: [Int] = []
 
@@ -208,26 +209,31 @@ enum OrderedIndex {
         /// fits the tree's height, counts that add up).
         static func decode(_ bytes: [UInt8], expectedLevel: Int) throws -> Node {
             var reader = Reader(bytes[...])
-            guard let level = reader.u8(), Int(level) == expectedLevel, let n = reader.u32(), n > 0 else {
-                throw Damage(what: "a node is not at the level its parent implies")
+            guard let level = reader.u8(), Int(level) == expectedLevel, let n = reader.u32(), n > 0,
+                  Int(n) <= (bytes.count - 5) / (level == 0 ? 5 : 21) else {
+                throw Damage(what: "a node is not at the level its parent implies, or holds more items than bytes")
             }
             var node = Node(level: Int(level))
             node.items.reserveCapacity(Int(n))
+            var total = 0
             for _ in 0 ..< n {
                 if level > 0 {
                     guard let child = reader.u64(), let count = reader.u64(), child != 0, count > 0, count <= UInt64(Int.max) else {
                         throw Damage(what: "a branch's child is malformed")
                     }
+                    let (sum, overflow) = total.addingReportingOverflow(Int(count))
+                    guard !overflow else { throw Damage(what: "a branch's counts overflow") }
+                    total = sum
                     node.children.append(child)
                     node.counts.append(Int(count))
                 }
                 guard let length = reader.u32(), let item = reader.bytes(Int(length)), !item.isEmpty else {
                     throw Damage(what: "an entry runs past its node")
                 }
-                node.items.append(Array(item))
+                node.items.append(item)
             }
             guard reader.offset == bytes.count else { throw Damage(what: "a node has bytes past its last entry") }
-            for i in node.items.indices.dropFirst() where !node.items[i - 1].lexicographicallyPrecedes(node.items[i]) {
+            for i in node.items.indices.dropFirst() where OrderedIndex.order(node.items[i - 1], node.items[i]) >= 0 {
                 throw Damage(what: "a node's entries are out of order")
             }
             return node
@@ -281,9 +287,9 @@ enum OrderedIndex {
     }
 
     /// The primary key held by `entry`, or nil when it is malformed.
-    static func primaryKey(of entry: [UInt8]) -> [UInt8]? {
-        guard let length = OrderedValueKey.valueLength(entry[...]), length < entry.count else { return nil }
-        return Array(entry[length...])
+    static func primaryKey(of entry: ArraySlice<UInt8>) -> [UInt8]? {
+        guard let length = OrderedValueKey.valueLength(entry), length < entry.count else { return nil }
+        return Array(entry[(entry.startIndex + length)...])
     }
 }
 
@@ -306,12 +312,12 @@ extension OrderedIndex {
         var isExact: Bool
 
         /// Entry `entry` against the lower bound: whether it is at or above it.
-        func aboveLower(_ entry: [UInt8]) -> Bool {
+        func aboveLower(_ entry: ArraySlice<UInt8>) -> Bool {
             let order = OrderedIndex.compare(entry, prefix: lower.bytes)
             return order > 0 || (order == 0 && lower.inclusive)
         }
 
-        func belowUpper(_ entry: [UInt8]) -> Bool {
+        func belowUpper(_ entry: ArraySlice<UInt8>) -> Bool {
             let order = OrderedIndex.compare(entry, prefix: upper.bytes)
             return order < 0 || (order == 0 && upper.inclusive)
         }
@@ -322,7 +328,7 @@ extension OrderedIndex {
 extension OrderedIndex {
     /// -1, 0 or 1 as `entry` sorts before, within (starts with) or after the values of
     /// encoding `prefix`.
-    static func compare(_ entry: [UInt8], prefix: [UInt8]) -> Int {
+    static func compare(_ entry: ArraySlice<UInt8>, prefix: [UInt8]) -> Int {
         entry.withUnsafeBufferPointer { e in
             prefix.withUnsafeBufferPointer { p in
                 let common = min(e.count, p.count)
@@ -382,7 +388,7 @@ extension OrderedIndex {
     /// Hands `body` each entry in `range`, in order (descending with `reverse`), until it
     /// returns false.
     static func forEach(in range: Range, root: Root, reverse: Bool = false, _ read: Read,
-                        _ body: ([UInt8]) throws -> Bool) throws {
+                        _ body: (ArraySlice<UInt8>) throws -> Bool) throws {
         guard root.height > 0 else { return }
         func visit(_ id: UInt64, level: Int) throws -> Bool {
             let node = try node(id, level: level, read)
@@ -449,11 +455,22 @@ extension OrderedIndex {
         }
     }
 
-    /// One commit's changes to a tree: entries added and removed, applied as one batch.
+    /// One commit's changes to a tree, in the order they were made, applied as one batch:
+    /// of several changes to one entry the last decides (an import that meets one key twice
+    /// adds, removes and adds again).
     struct Edits {
-        var added = EntryArena()
-        var removed = EntryArena()
-        var isEmpty: Bool { added.isEmpty && removed.isEmpty }
+        private(set) var entries = EntryArena()
+        private(set) var adds: [Bool] = []
+        var isEmpty: Bool { adds.isEmpty }
+        var count: Int { adds.count }
+
+        mutating func add(_ value: FieldValue, primaryKey: some Collection<UInt8>) {
+            if entries.append(value: value, primaryKey: primaryKey) { adds.append(true) }
+        }
+
+        mutating func remove(_ value: FieldValue, primaryKey: some Collection<UInt8>) {
+            if entries.append(value: value, primaryKey: primaryKey) { adds.append(false) }
+        }
     }
 
     /// -1, 0 or 1 as `a` sorts before, equal to or after `b`, bytewise.
@@ -471,37 +488,32 @@ extension OrderedIndex {
     }
 
     /// A commit's changes sorted, one per entry, with whether each entry is in the tree
-    /// afterwards (an entry both removed and added stays). Sorted as positions into the
-    /// edits' buffers: nothing is copied per entry until the sorted list is written.
+    /// afterwards. Sorted as positions into the edits' buffer: nothing is copied per entry
+    /// until the sorted list is written.
     private struct Changes {
         var entries = EntryArena()
         var present: [Bool] = []
         var count: Int { present.count }
 
         init(_ edits: Edits) {
-            // Codes: ~i for removal i, i for addition i; removals first among equals.
-            var codes = Array(0 ..< edits.added.count)
-            codes.reserveCapacity(edits.added.count + edits.removed.count)
-            for i in 0 ..< edits.removed.count { codes.append(~i) }
-            let added = edits.added, removed = edits.removed
-            func entry(_ code: Int) -> ArraySlice<UInt8> { code >= 0 ? added[code] : removed[~code] }
-            added.withSpans { addedSpan in
-                removed.withSpans { removedSpan in
-                    codes.sort { a, b in
-                        let order = OrderedIndex.order(a >= 0 ? addedSpan(a) : removedSpan(~a), b >= 0 ? addedSpan(b) : removedSpan(~b))
-                        return order < 0 || (order == 0 && a < 0 && b >= 0)
-                    }
+            // Positions sorted by entry, then by when they were made; the last of each entry decides.
+            var codes = Array(0 ..< edits.count)
+            let all = edits.entries
+            all.withSpans { span in
+                codes.sort { a, b in
+                    let order = OrderedIndex.order(span(a), span(b))
+                    return order < 0 || (order == 0 && a < b)
                 }
             }
             present.reserveCapacity(codes.count)
             var previous: ArraySlice<UInt8>?
             for code in codes {
-                let current = entry(code)
+                let current = all[code]
                 if let previous, OrderedIndex.order(previous, current) == 0 {
-                    present[present.count - 1] = present[present.count - 1] || code >= 0
+                    present[present.count - 1] = edits.adds[code]
                 } else {
                     entries.append(current)
-                    present.append(code >= 0)
+                    present.append(edits.adds[code])
                 }
                 previous = current
             }
@@ -518,7 +530,7 @@ extension OrderedIndex {
     }
 
     /// Applies `edits` to the tree in `table` through `transaction`; does nothing when the
-    /// property has no tree. An entry both removed and added stays.
+    /// property has no tree. Of several changes to one entry, the last decides.
     static func apply(_ edits: Edits, table: UInt32, transaction: Transaction) throws {
         guard !edits.isEmpty, let rootBytes = try transaction.get(table: table, key: rootKey) else { return }
         guard var root = Root(rootBytes) else { throw Damage(what: "the root record is malformed") }
@@ -625,11 +637,11 @@ extension OrderedIndex {
             var refs: [ChildRef] = []
             for (n, range) in Self.pieces(count: children.count, overhead: 5, size: { children[$0].first.count + 20 }).enumerated() {
                 let slice = children[range]
-                let node = Node(level: level, items: slice.map(\.first), children: slice.map(\.id), counts: slice.map(\.count))
+                let node = Node(level: level, items: slice.map { $0.first[...] }, children: slice.map(\.id), counts: slice.map(\.count))
                 let nodeID = n == 0 ? (id ?? newID()) : newID()
                 let bytes = node.encoded()
                 try transaction.put(table: table, key: OrderedIndex.nodeKey(nodeID), value: bytes)
-                refs.append(ChildRef(id: nodeID, count: node.entryCount, first: node.items[0], size: bytes.count))
+                refs.append(ChildRef(id: nodeID, count: node.entryCount, first: Array(node.items[0]), size: bytes.count))
             }
             if refs.isEmpty, let id { try transaction.delete(table: table, key: OrderedIndex.nodeKey(id)) }
             return refs
@@ -644,11 +656,11 @@ extension OrderedIndex {
                 var i = node.items.startIndex
                 for c in range {
                     let change = changes.entries[c]
-                    while i < node.items.endIndex, OrderedIndex.order(node.items[i][...], change) < 0 {
+                    while i < node.items.endIndex, OrderedIndex.order(node.items[i], change) < 0 {
                         entries.append(node.items[i])
                         i += 1
                     }
-                    if i < node.items.endIndex, OrderedIndex.order(node.items[i][...], change) == 0 { i += 1 }
+                    if i < node.items.endIndex, OrderedIndex.order(node.items[i], change) == 0 { i += 1 }
                     if changes.present[c] { entries.append(change) }
                 }
                 for item in node.items[i...] { entries.append(item) }
@@ -660,11 +672,11 @@ extension OrderedIndex {
                 // Changes below the next child's first entry belong to this one.
                 var end = range.upperBound
                 if c + 1 < node.items.count {
-                    let bound = node.items[c + 1][...]
+                    let bound = node.items[c + 1]
                     end = (start ..< range.upperBound).first { OrderedIndex.order(changes.entries[$0], bound) >= 0 } ?? range.upperBound
                 }
                 if start == end {
-                    children.append(ChildRef(id: node.children[c], count: node.counts[c], first: node.items[c], size: nil))
+                    children.append(ChildRef(id: node.children[c], count: node.counts[c], first: Array(node.items[c]), size: nil))
                 } else {
                     children.append(contentsOf: try edit(node.children[c], level: level - 1, changes, start ..< end))
                 }
@@ -692,8 +704,8 @@ extension OrderedIndex {
                     for item in a.items + b.items { entries.append(item) }
                     merged = try writeLeaves(entries, reusing: children[left].id)
                 } else {
-                    let refs = (0 ..< a.items.count).map { ChildRef(id: a.children[$0], count: a.counts[$0], first: a.items[$0], size: nil) }
-                        + (0 ..< b.items.count).map { ChildRef(id: b.children[$0], count: b.counts[$0], first: b.items[$0], size: nil) }
+                    let refs = (0 ..< a.items.count).map { ChildRef(id: a.children[$0], count: a.counts[$0], first: Array(a.items[$0]), size: nil) }
+                        + (0 ..< b.items.count).map { ChildRef(id: b.children[$0], count: b.counts[$0], first: Array(b.items[$0]), size: nil) }
                     merged = try writeBranches(level: level, children: refs, reusing: children[left].id)
                 }
                 // The merged node(s) are at least as big as the small one was: not revisited.
@@ -712,44 +724,44 @@ extension OrderedIndex {
     /// for all, reading each type's rows once. Returns the number of trees built.
     @discardableResult
     static func buildMissing(store: Store, schema: Schema) throws -> Int {
-        let snapshot = store.snapshot()
-        var missing: [(type: ObjectSchema, properties: [Int])] = []
-        for type in schema.objectSchemas {
-            let properties = type.properties.indices.filter { index in
-                guard OrderedValueKey.isOrderable(type.properties[index]) else { return false }
-                let table = StoreLayout.indexTable(type.tableNumber, property: index)
-                let bytes = try? snapshot.get(table: table, key: rootKey)
-                return bytes.flatMap(Root.init) == nil
-            }
-            if !properties.isEmpty { missing.append((type, properties)) }
-        }
-        guard !missing.isEmpty else { return 0 }
-        // The rows are read before the transaction begins (from the snapshot the check read).
-        var edits: [[Edits]] = []
-        for (type, properties) in missing {
-            var typeEdits = Array(repeating: Edits(), count: properties.count)
-            // A row that does not read is left out: lookups judge each candidate's row, so the
-            // tree need only hold the values that can be read.
-            snapshot.scanRecords(table: StoreLayout.objectTable(type.tableNumber), damaged: { _, _ in }) { key, row in
-                for (position, property) in properties.enumerated() {
-                    guard let value = try? RowFormat.field(property, of: row) else { continue }
-                    typeEdits[position].added.append(value: value, primaryKey: key)
+        func missing(in snapshot: Snapshot) -> [(type: ObjectSchema, properties: [Int])] {
+            schema.objectSchemas.compactMap { type in
+                let properties = type.properties.indices.filter { index in
+                    guard OrderedValueKey.isOrderable(type.properties[index]) else { return false }
+                    let table = StoreLayout.indexTable(type.tableNumber, property: index)
+                    let bytes = try? snapshot.get(table: table, key: rootKey)
+                    return bytes.flatMap(Root.init) == nil
                 }
+                return properties.isEmpty ? nil : (type, properties)
             }
-            edits.append(typeEdits)
         }
+        // A cheap look first (most opens find every tree); then, inside the write, the state
+        // the write starts from: another process may have written or built since.
+        guard !missing(in: store.snapshot()).isEmpty else { return 0 }
+        var built = 0
         _ = try store.write { transaction in
-            for ((type, properties), typeEdits) in zip(missing, edits) {
-                for (property, propertyEdits) in zip(properties, typeEdits) {
+            let snapshot = transaction.baseSnapshot
+            for (type, properties) in missing(in: snapshot) {
+                var edits = Array(repeating: Edits(), count: properties.count)
+                // A row that does not read is left out: lookups judge each candidate's row, so
+                // the tree need only hold the values that can be read.
+                snapshot.scanRecords(table: StoreLayout.objectTable(type.tableNumber), damaged: { _, _ in }) { key, row in
+                    for (position, property) in properties.enumerated() {
+                        guard let value = try? RowFormat.field(property, of: row) else { continue }
+                        edits[position].add(value, primaryKey: key)
+                    }
+                }
+                for (property, propertyEdits) in zip(properties, edits) {
                     let table = StoreLayout.indexTable(type.tableNumber, property: property)
                     // A damaged tree's leftovers go first: the new one starts from node 1.
                     for key in try snapshot.keys(table: table) where isTreeKey(key) { try transaction.delete(table: table, key: key) }
                     try transaction.put(table: table, key: rootKey, value: Root().bytes)
                     try apply(propertyEdits, table: table, transaction: transaction)
+                    built += 1
                 }
             }
         }
-        return missing.reduce(0) { $0 + $1.properties.count }
+        return built
     }
 }
 
@@ -776,17 +788,17 @@ extension OrderedIndex {
             let node = try node(id, level: level, read)
             if node.items.count > 1, node.encodedSize > maxNodeBytes { throw Damage(what: "node \(id) holds \(node.encodedSize) bytes") }
             if level == 0 {
-                entries.append(contentsOf: node.items)
-                return (node.items.count, node.items[0])
+                entries.append(contentsOf: node.items.map(Array.init))
+                return (node.items.count, Array(node.items[0]))
             }
             var total = 0
             for i in node.items.indices {
                 let (count, first) = try visit(node.children[i], level: level - 1)
                 if count != node.counts[i] { throw Damage(what: "node \(id) counts \(node.counts[i]) below child \(i), which holds \(count)") }
-                if first != node.items[i] { throw Damage(what: "node \(id) names another first entry for child \(i)") }
+                if !first.elementsEqual(node.items[i]) { throw Damage(what: "node \(id) names another first entry for child \(i)") }
                 total += count
             }
-            return (total, node.items[0])
+            return (total, Array(node.items[0]))
         }
         do {
             if root.height > 0 {

@@ -177,12 +177,12 @@ enum SecondaryIndex {
 
         mutating func add(_ primaryKey: [UInt8], value: FieldValue) {
             added[ValueKey(bytes: IndexValueKey.bytes(for: value)), default: []].append(primaryKey)
-            ordered.added.append(value: value, primaryKey: primaryKey)
+            ordered.add(value, primaryKey: primaryKey)
         }
 
         mutating func remove(_ primaryKey: [UInt8], value: FieldValue) {
             removed[ValueKey(bytes: IndexValueKey.bytes(for: value)), default: []].append(primaryKey)
-            ordered.removed.append(value: value, primaryKey: primaryKey)
+            ordered.remove(value, primaryKey: primaryKey)
         }
 
         /// Writes the changed lists, buckets and heads through `transaction`, then the

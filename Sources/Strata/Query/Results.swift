@@ -384,6 +384,9 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     let indexTerm: PredicateAnalysis.Term?
     /// Bounds on a property with an ordered index, if the filters put any.
     let rangeTerm: RangeTerm?
+    /// The range's count in the ordered index at one commit (nil: no tree, or it does not
+    /// read): planning asks for it several times per evaluation.
+    private let orderedCounts = Locked<(sequence: UInt64, count: Int?)?>(nil)
     /// All filters as one expression of the query IR, when they translate.
     let fieldExpression: QueryExpression?
     /// The sort as stored properties and directions, when it translates.
@@ -704,7 +707,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             let tablePending = pending.keys.contains { $0.table == bound.table }
             let rows = realm.snapshot.count(table: bound.table)
             let perMatch = realm.shared.keptProjection(table: bound.table) != nil ? Self.rowsPerRangeMatchWithColumns : 4
-            if tablePending || scanExpression == nil || matches * perMatch <= rows {
+            if tablePending || scanExpression == nil || matches <= rows / perMatch {
                 return .orderedIndex(rangeTerm, matches: matches)
             }
         }
@@ -732,8 +735,12 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     /// How many stored objects `term`'s range holds, from the ordered index's counts; nil
     /// when the property has no tree or it does not read.
     private func orderedIndexMatches(_ term: RangeTerm, in realm: Realm) -> Int? {
+        let sequence = realm.snapshot.sequence
+        if let known = orderedCounts.withLock({ $0 }), known.sequence == sequence { return known.count }
         guard let root = orderedRoot(term.property, in: realm) else { return nil }
-        return try? OrderedIndex.count(term.range, root: root, orderedRead(term.property, in: realm))
+        let count = try? OrderedIndex.count(term.range, root: root, orderedRead(term.property, in: realm))
+        orderedCounts.withLock { $0 = (sequence, count) }
+        return count
     }
 
     /// The keys in the planned range of the ordered index, with the write's pending rows of
@@ -743,7 +750,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         guard case .orderedIndex(let term, let matches) = plan(in: realm, pending: pending),
               let root = orderedRoot(term.property, in: realm) else { return nil }
         var keys: [[UInt8]] = []
-        keys.reserveCapacity(matches)
+        keys.reserveCapacity(min(matches, realm.snapshot.count(table: bound.table)))
         do {
             try OrderedIndex.forEach(in: term.range, root: root, orderedRead(term.property, in: realm)) { entry in
                 guard let key = OrderedIndex.primaryKey(of: entry) else { throw OrderedIndex.Damage(what: "an entry holds no key") }
@@ -753,11 +760,50 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         } catch {
             return nil
         }
-        let tablePending = pending.filter { $0.key.table == bound.table }
-        guard !tablePending.isEmpty else { return keys }
-        let known = Set(keys.map(ObjectKey.init))
-        keys.append(contentsOf: tablePending.keys.map(\.key).filter { !known.contains(ObjectKey($0)) })
+        // An object listed twice (a stale entry beside its current one, left by a row that
+        // could not be read when it changed) is one candidate.
+        var known = Set<ObjectKey>(minimumCapacity: keys.count)
+        keys = keys.filter { known.insert(ObjectKey($0)).inserted }
+        for rowKey in pending.keys where rowKey.table == bound.table && known.insert(ObjectKey(rowKey.key)).inserted {
+            keys.append(rowKey.key)
+        }
         return keys
+    }
+
+    /// A range the ordered index answers alone (the whole filter, numbers or dates, no sort,
+    /// outside a write's pending rows of the type), when the keys are integers: the integers
+    /// from the entries, in key order, no row read. Nil otherwise.
+    private func rangeIntegerResultSet(in realm: Realm, pending: [RowKey: PendingRow]) -> ResultSet? {
+        guard !isSorted, let rangeTerm, rangeTerm.isWholeFilter, rangeTerm.range.isExact,
+              !pending.keys.contains(where: { $0.table == bound.table }),
+              case .orderedIndex(let term, let matches) = plan(in: realm, pending: pending),
+              let root = orderedRoot(term.property, in: realm) else { return nil }
+        var integers: [Int64] = []
+        integers.reserveCapacity(min(matches, realm.snapshot.count(table: bound.table)))
+        var allIntegers = true
+        do {
+            try OrderedIndex.forEach(in: term.range, root: root, orderedRead(term.property, in: realm)) { entry in
+                guard let length = OrderedValueKey.valueLength(entry), entry.count - length == 9,
+                      entry[entry.startIndex + length] == PrimaryKeyValue.integerKind else {
+                    allIntegers = false
+                    return false
+                }
+                let raw = entry[(entry.startIndex + length + 1)...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                integers.append(PrimaryKeyValue.integer(orderValue: raw))
+                return true
+            }
+        } catch {
+            return nil
+        }
+        guard allIntegers else { return nil }
+        var sorted = KeyOrder.sortedIntegers(integers)
+        // A stale entry beside an object's current one names it twice: once in the answer.
+        var last: Int64?
+        sorted.removeAll { key in
+            defer { last = key }
+            return key == last
+        }
+        return ResultSet(integerKeys: sorted, limit: limit)
     }
 
     /// The number of matches when the ordered index's counts are the answer: the filter is
@@ -830,6 +876,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             let pending = realm.writeState?.rows.rows(inTable: bound.table) ?? [:]
             if let set = columnResultSet(in: realm, pending: pending, sortKeys: sortKeys, ordered: true) { return set }
             if let set = indexIntegerResultSet(in: realm, pending: pending) { return set }
+            if let set = rangeIntegerResultSet(in: realm, pending: pending) { return set }
         }
         return ResultSet(keys: evaluate(in: realm))
     }

@@ -195,8 +195,15 @@ final class SharedStore: @unchecked Sendable {
             let stored = try loadSchema(store)
             let schema = try prepare(store: store, stored: stored, declared: declared, configuration: configuration)
             if !configuration.readOnly {
-                // Ordered indexes a store written before them (or a migration) left without a tree.
-                do { try OrderedIndex.buildMissing(store: store, schema: schema) } catch { throw RealmError.wrap(error) }
+                // Ordered indexes without a tree (a store written before them, a tree dropped as
+                // damaged): built now. A failure (a full disk) leaves them missing — queries
+                // then scan — rather than refusing the realm for a derived structure.
+                do {
+                    try OrderedIndex.buildMissing(store: store, schema: schema)
+                } catch {
+                    configuration.logger?.warning("the ordered indexes could not be built (\(error)); range queries scan until an open builds them",
+                                                  metadata: ["store": "\(directory?.path ?? identity)"])
+                }
             }
             return SharedStore(identity: identity, store: store, schema: schema,
                                readOnly: configuration.readOnly, temporaryDirectory: temporary, slot: slot)
