@@ -92,6 +92,38 @@ final class OrderedIndexTests: RealmTestCase {
         check(realm.objects(Ranked.self).filter(#Predicate { $0.name > low }), { $0.name > low }, "name > \(low.debugDescription)")
         let t = Date(timeIntervalSinceReferenceDate: Double(Int.random(in: -1000 ... 1000, using: &generator)))
         check(realm.objects(Ranked.self).filter(#Predicate { $0.when < t }), { $0.when < t }, "when < \(t)")
+        // Sorts by an indexed number or date (the tree's order when it is chosen: with a
+        // limit, or before columns exist), ties in key order, nils first ascending; a NaN
+        // score makes the planner sort otherwise (the model has NaNs only sometimes).
+        func sortedIDs(_ key: (Model) -> Double?, descending: Bool, where keep: (Model) -> Bool = { _ in true }) -> [Int] {
+            model.filter { keep($0.value) }.sorted { a, b in
+                let x = key(a.value), y = key(b.value)
+                if x != y {
+                    guard let x else { return !descending }
+                    guard let y else { return descending }
+                    return descending ? x > y : x < y
+                }
+                return a.key < b.key
+            }.map(\.key)
+        }
+        for descending in [false, true] {
+            let limit = Int.random(in: 1 ... 40, using: &generator)
+            let order = descending ? "DESC" : "ASC"
+            XCTAssertEqual(realm.objects(Ranked.self).filter("TRUEPREDICATE SORT(age \(order)) LIMIT(\(limit))").map(\.id),
+                           Array(sortedIDs({ Double($0.age) }, descending: descending).prefix(limit)), "\(context): SORT(age \(order)) LIMIT(\(limit))")
+            XCTAssertEqual(realm.objects(Ranked.self).filter("age >= \(a) SORT(age \(order)) LIMIT(\(limit))").map(\.id),
+                           Array(sortedIDs({ Double($0.age) }, descending: descending, where: { $0.age >= a }).prefix(limit)),
+                           "\(context): age >= \(a) SORT(age \(order)) LIMIT(\(limit))")
+            XCTAssertEqual(realm.objects(Ranked.self).filter("TRUEPREDICATE SORT(when \(order)) LIMIT(\(limit))").map(\.id),
+                           Array(sortedIDs({ $0.when.timeIntervalSinceReferenceDate }, descending: descending).prefix(limit)),
+                           "\(context): SORT(when \(order)) LIMIT(\(limit))")
+            if !model.values.contains(where: { $0.score?.isNaN ?? false }) {
+                XCTAssertEqual(realm.objects(Ranked.self).filter("TRUEPREDICATE SORT(score \(order)) LIMIT(\(limit))").map(\.id),
+                               Array(sortedIDs(\.score, descending: descending).prefix(limit)), "\(context): SORT(score \(order)) LIMIT(\(limit))")
+            }
+            XCTAssertEqual(realm.objects(Ranked.self).sorted(byKeyPath: "age", ascending: !descending).map(\.id),
+                           sortedIDs({ Double($0.age) }, descending: descending), "\(context): sorted by age \(order)")
+        }
         // Sorted by the range's property: the tree gives candidates, the sort is the query's.
         let sorted = realm.objects(Ranked.self).filter(#Predicate { $0.age >= a }).sorted(by: \.age, ascending: false).map(\.age)
         XCTAssertEqual(sorted, model.values.map(\.age).filter { $0 >= a }.sorted(by: >), "\(context): age >= \(a) sorted")
@@ -250,6 +282,12 @@ final class OrderedIndexTests: RealmTestCase {
         Set((0 ..< count).filter { (id: Int) -> Bool in id % 100 == 10 || id % 100 == 11 })
     }
 
+    /// The index table of `Ranked.age` in `store`.
+    private func ageIndexTable(_ store: Store) throws -> UInt32 {
+        let type = try XCTUnwrap(try SharedStore.loadSchema(store)?["Ranked"])
+        return StoreLayout.indexTable(type.tableNumber, property: try XCTUnwrap(type.index(of: "age")))
+    }
+
     private func removeTrees(_ directory: URL) throws {
         let store = try Store(directory: directory)
         let snapshot = store.snapshot()
@@ -303,9 +341,7 @@ final class OrderedIndexTests: RealmTestCase {
         try fillForReopen(3000)
         do {
             let store = try Store(directory: directory)
-            let schema = try XCTUnwrap(SharedStore.loadSchema(store))
-            let type = try XCTUnwrap(schema["Ranked"])
-            let table = StoreLayout.indexTable(type.tableNumber, property: try XCTUnwrap(type.index(of: "age")))
+            let table = try ageIndexTable(store)
             let snapshot = store.snapshot()
             let root = try XCTUnwrap(OrderedIndex.Root(try XCTUnwrap(snapshot.get(table: table, key: OrderedIndex.rootKey))))
             XCTAssertGreaterThan(root.height, 1)
@@ -372,9 +408,7 @@ final class OrderedIndexTests: RealmTestCase {
         try fillForReopen(3000)
         do {
             let store = try Store(directory: directory)
-            let schema = try XCTUnwrap(SharedStore.loadSchema(store))
-            let type = try XCTUnwrap(schema["Ranked"])
-            let table = StoreLayout.indexTable(type.tableNumber, property: try XCTUnwrap(type.index(of: "age")))
+            let table = try ageIndexTable(store)
             let snapshot = store.snapshot()
             let root = try XCTUnwrap(OrderedIndex.Root(try XCTUnwrap(snapshot.get(table: table, key: OrderedIndex.rootKey))))
             XCTAssertGreaterThan(root.height, 1)
@@ -396,9 +430,7 @@ final class OrderedIndexTests: RealmTestCase {
         // A leaf claiming four billion items in a few bytes.
         do {
             let store = try Store(directory: directory)
-            let schema = try XCTUnwrap(SharedStore.loadSchema(store))
-            let type = try XCTUnwrap(schema["Ranked"])
-            let table = StoreLayout.indexTable(type.tableNumber, property: try XCTUnwrap(type.index(of: "age")))
+            let table = try ageIndexTable(store)
             try store.write { transaction in
                 // Root: format 1, node 9, height 1, next id 10, one entry.
                 let root: [UInt8] = [1] + [9, 0, 0, 0, 0, 0, 0, 0] + [1] + [10, 0, 0, 0, 0, 0, 0, 0] + [1, 0, 0, 0, 0, 0, 0, 0]

@@ -6,7 +6,7 @@
 // reopen's first queries (2) the count of the 10% range 0.25 <= value < 0.35 and (3) the ids
 // of a narrow range (about N / 10,000 objects); (4) that narrow range warm (median of 5);
 // (5) a one-object commit that moves one value, then (3)'s range again (the tree after a
-// commit). Answers are checked against the generator and between engines.
+// commit); (6) the ids of the 20 largest values. Answers are checked against the generator and between engines.
 
 import BenchSupport
 import Foundation
@@ -32,11 +32,11 @@ struct RangeBenchmarks {
     static func value(_ i: Int) -> Double { QueryBenchmarks.score(i) }
 
     struct Times {
-        var insert = 0.0, wideCount = 0.0, narrowFirst = 0.0, narrowWarm = 0.0, afterCommit = 0.0, reopen = 0.0
+        var insert = 0.0, wideCount = 0.0, narrowFirst = 0.0, narrowWarm = 0.0, afterCommit = 0.0, reopen = 0.0, top20 = 0.0
     }
 
     struct Answers: Equatable {
-        var wideCount = 0, narrowIDs: [Int] = [], afterCommitIDs: [Int] = []
+        var wideCount = 0, narrowIDs: [Int] = [], afterCommitIDs: [Int] = [], top20: [Int] = []
     }
 
     func log(_ s: String) { FileHandle.standardError.write(Data((s + "\n").utf8)) }
@@ -76,6 +76,7 @@ struct RangeBenchmarks {
         let plan = narrow().explain()
         try realm.write { realm.object(ofType: Reading.self, forPrimaryKey: 7)!.value = low }
         times.afterCommit = time { answers.afterCommitIDs = narrow().map(\.id).sorted() }
+        times.top20 = time { answers.top20 = realm.objects(Reading.self).filter("TRUEPREDICATE SORT(value DESC) LIMIT(20)").map(\.id) }
         realm.invalidate()
         return (times, answers, plan)
     }
@@ -124,6 +125,9 @@ struct RangeBenchmarks {
         times.narrowWarm = median(try (0 ..< Self.repeats).map { _ in try time { answers.narrowIDs = try narrowIDs() } })
         try queue.write { db in try db.execute(sql: "UPDATE reading SET value = ? WHERE id = 7", arguments: [low]) }
         times.afterCommit = try time { answers.afterCommitIDs = try narrowIDs() }
+        times.top20 = try time {
+            answers.top20 = try queue.read { db in try Int.fetchAll(db.cachedStatement(sql: "SELECT id FROM reading ORDER BY value DESC, id LIMIT 20")) }
+        }
         try queue.close()
         return (times, answers)
     }
@@ -149,8 +153,11 @@ struct RangeBenchmarks {
                 let expectedWide = (0 ..< n).filter { Self.value($0) >= Self.wide.low && Self.value($0) < Self.wide.high }.count
                 let (low, high) = Self.narrow(n)
                 let expectedNarrow = (0 ..< n).filter { Self.value($0) >= low && Self.value($0) < high }
+                var valued: [(value: Double, id: Int)] = (0 ..< n).map { id in (id == 7 ? low : Self.value(id), id) }
+                valued.sort { a, b in a.value != b.value ? a.value > b.value : a.id < b.id }
+                let expectedTop: [Int] = valued.prefix(20).map { $0.id }
                 for (_, answers) in results {
-                    guard answers.wideCount == expectedWide, answers.narrowIDs == expectedNarrow,
+                    guard answers.wideCount == expectedWide, answers.narrowIDs == expectedNarrow, answers.top20 == expectedTop,
                           answers.afterCommitIDs == Array(Set(expectedNarrow + [7])).sorted() else {
                         throw QueryMismatch(description: "ranges suite, \(n) objects: an engine's answer differs from the generator's")
                     }
@@ -170,6 +177,7 @@ struct RangeBenchmarks {
             row("(3) then the ids of a range of ~N/10,000", \.narrowFirst)
             row("(4) the same, warm", \.narrowWarm)
             row("(5) after a one-object commit into the range", \.afterCommit)
+            row("(6) the 20 largest values' ids (`SORT(value DESC) LIMIT(20)`; `ORDER BY value DESC, id LIMIT 20`)", \.top20)
             print("Strata's plan for (3): " + plan.replacingOccurrences(of: "\n", with: " / "))
         }
     }

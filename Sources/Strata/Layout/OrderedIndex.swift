@@ -496,15 +496,27 @@ extension OrderedIndex {
         var count: Int { present.count }
 
         init(_ edits: Edits) {
-            // Positions sorted by entry, then by when they were made; the last of each entry decides.
-            var codes = Array(0 ..< edits.count)
+            // Positions sorted by entry, then by when they were made; the last of each entry
+            // decides. Each position carries its entry's first eight bytes as one integer, so
+            // most comparisons are one (a million-object load sorts a million entries).
             let all = edits.entries
+            var keyed: [(head: UInt64, position: Int)] = []
+            keyed.reserveCapacity(edits.count)
             all.withSpans { span in
-                codes.sort { a, b in
-                    let order = OrderedIndex.order(span(a), span(b))
-                    return order < 0 || (order == 0 && a < b)
+                for position in 0 ..< edits.count {
+                    let bytes = span(position)
+                    var head: UInt64 = 0
+                    for i in 0 ..< 8 { head = head << 8 | UInt64(i < bytes.count ? bytes[i] : 0) }
+                    keyed.append((head, position))
+                }
+                keyed.sort { a, b in
+                    if a.head != b.head { return a.head < b.head }
+                    let order = OrderedIndex.order(span(a.position), span(b.position))
+                    return order < 0 || (order == 0 && a.position < b.position)
                 }
             }
+            let codes = keyed.map(\.position)
+            keyed = []
             present.reserveCapacity(codes.count)
             var previous: ArraySlice<UInt8>?
             for code in codes {

@@ -806,6 +806,73 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         return ResultSet(integerKeys: sorted, limit: limit)
     }
 
+    /// A sort by one number or date property with an ordered index, over every object or
+    /// a range of that property that is the whole filter: the keys in the tree's order, no
+    /// row read. Taken with a limit (the walk stops there) or before the table's columns
+    /// exist (a column sort would scan every row first); nil otherwise, or when the property
+    /// holds a NaN (which Swift's ordering cannot place) or the tree does not read. Ties are
+    /// in key order either way, as every sort here keeps them.
+    private func orderedIndexSortedResultSet(in realm: Realm, pending: [RowKey: PendingRow],
+                                             sortKeys: [(index: Int, reverse: Bool)]) -> ResultSet? {
+        guard sortKeys.count == 1, textFilters.isEmpty || scanExpression != nil,
+              !pending.keys.contains(where: { $0.table == bound.table }) else { return nil }
+        let property = sortKeys[0].index, reverse = sortKeys[0].reverse
+        guard property < bound.schema.properties.count, OrderedValueKey.isOrderable(bound.schema.properties[property]),
+              bound.schema.properties[property].kind != .string,
+              limit != nil || realm.shared.keptProjection(table: bound.table) == nil else { return nil }
+        func isTrue(_ expression: QueryExpression?) -> Bool {
+            switch expression {
+            case nil: return filters.isEmpty && textFilters.isEmpty
+            case .constant(let value)?: return value
+            case .and(let terms)?: return terms.allSatisfy { isTrue($0) }
+            default: return false
+            }
+        }
+        let range: OrderedIndex.Range
+        if isTrue(scanExpression ?? fieldExpression) {
+            // Every object: nulls (first) and numbers; NaN is checked for below.
+            range = OrderedIndex.Range(lower: .init(bytes: [OrderedValueKey.nullTag], inclusive: true),
+                                       upper: .init(bytes: [OrderedValueKey.numberTag + 1], inclusive: false), isExact: true)
+        } else if let rangeTerm, rangeTerm.property == property, rangeTerm.isWholeFilter, rangeTerm.range.isExact {
+            range = rangeTerm.range
+        } else {
+            return nil
+        }
+        guard let root = orderedRoot(property, in: realm) else { return nil }
+        let read = orderedRead(property, in: realm)
+        let notANumber = OrderedIndex.Range(lower: .init(bytes: [OrderedValueKey.notANumberTag], inclusive: true),
+                                            upper: .init(bytes: [OrderedValueKey.notANumberTag], inclusive: true), isExact: true)
+        guard (try? OrderedIndex.count(notANumber, root: root, read)) == 0 else { return nil }
+        // Walked backwards, equal values come in descending key order: each run of them is
+        // turned round, and a limit is applied after the run it ends in.
+        var keys: [[UInt8]] = [], runStart = 0
+        var runValue: ArraySlice<UInt8>?
+        do {
+            try OrderedIndex.forEach(in: range, root: root, reverse: reverse, read) { entry in
+                guard let length = OrderedValueKey.valueLength(entry), length < entry.count else {
+                    throw OrderedIndex.Damage(what: "an entry holds no key")
+                }
+                let value = entry[entry.startIndex ..< entry.startIndex + length]
+                if runValue.map({ !$0.elementsEqual(value) }) ?? true {
+                    if reverse { keys[runStart...].reverse() }
+                    runStart = keys.count
+                    if let limit, keys.count >= limit { return false }
+                    runValue = value
+                }
+                keys.append(Array(entry[(entry.startIndex + length)...]))
+                return true
+            }
+        } catch {
+            return nil
+        }
+        if reverse, runStart < keys.count { keys[runStart...].reverse() }
+        if let limit, keys.count > limit { keys.removeLast(keys.count - limit) }
+        // An object listed twice (a stale entry beside its current one) keeps its first place.
+        var seen = Set<ObjectKey>(minimumCapacity: keys.count)
+        keys = keys.filter { seen.insert(ObjectKey($0)).inserted }
+        return ResultSet(keys: keys)
+    }
+
     /// The number of matches when the ordered index's counts are the answer: the filter is
     /// one exact range (numbers, dates) and nothing else, outside a write's pending rows,
     /// without a limit or distinct; nil otherwise.
@@ -874,6 +941,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     func resultSet(in realm: Realm) -> ResultSet {
         if base == nil, distinct.isEmpty, filters.isEmpty || fieldExpression != nil, let sortKeys {
             let pending = realm.writeState?.rows.rows(inTable: bound.table) ?? [:]
+            if let set = orderedIndexSortedResultSet(in: realm, pending: pending, sortKeys: sortKeys) { return set }
             if let set = columnResultSet(in: realm, pending: pending, sortKeys: sortKeys, ordered: true) { return set }
             if let set = indexIntegerResultSet(in: realm, pending: pending) { return set }
             if let set = rangeIntegerResultSet(in: realm, pending: pending) { return set }
