@@ -445,4 +445,63 @@ final class OrderedIndexTests: RealmTestCase {
         XCTAssertFalse(ranged.explain().contains("ordered index"), ranged.explain())
         XCTAssertEqual(ranged.count, 60)
     }
+
+    /// An object whose stored row fails its checksum, written over (or deleted): its old
+    /// values cannot be read, so their entries cannot be removed — the commit drops the
+    /// tree rather than leave a stale entry that an answer from the tree alone would list,
+    /// and the next writable open rebuilds it.
+    func testWritingOverAnUnreadableRowDropsTheTreeInsteadOfLeavingAStaleEntry() throws {
+        var config = configuration(types: [Ranked.self])
+        config.storeOptions.autoCompaction = .disabled
+        do {
+            let realm = try Realm(configuration: config)
+            try realm.write {
+                for i in 0 ..< 300 {
+                    let object = Ranked()
+                    object.id = i
+                    object.age = 1000 + i
+                    object.note = "row-\(i)-end"
+                    try realm.add(object)
+                }
+            }
+        }
+        let segments = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".seg") }.sorted()
+        var flipped = false
+        for segment in segments where !flipped {
+            let url = directory.appendingPathComponent(segment)
+            var bytes = try Data(contentsOf: url)
+            guard let row = bytes.range(of: Data("row-150-end".utf8)) else { continue }
+            bytes[row.lowerBound] ^= 0x5A
+            try bytes.write(to: url)
+            flipped = true
+        }
+        XCTAssertTrue(flipped)
+        do {
+            let realm = try Realm(configuration: config)
+            XCTAssertNil(realm.object(ofType: Ranked.self, forPrimaryKey: 150), "the row fails its checksum")
+            try realm.write {
+                let object = Ranked()
+                object.id = 150
+                object.age = 5
+                try realm.add(object, update: .all)
+            }
+            let old = realm.objects(Ranked.self).filter(#Predicate { $0.age >= 1150 && $0.age <= 1150 })
+            XCTAssertEqual(old.count, 0, old.explain())
+            XCTAssertEqual(old.map(\.id), [], old.explain())
+            XCTAssertEqual(realm.objects(Ranked.self).filter("TRUEPREDICATE SORT(age DESC) LIMIT(3)").map(\.id), [299, 298, 297])
+        }
+        let realm = try Realm(configuration: config)
+        // The rebuilt tree holds exactly the rows' values. (The hash postings keep the stale
+        // key under 1150 — lookups re-check each candidate's row — so the whole checker would
+        // report that first.)
+        let bound = try XCTUnwrap(realm.boundTypes.first { $0.className == "Ranked" })
+        let table = bound.indexTable(try XCTUnwrap(bound.schema.index(of: "age")))
+        let expected = realm.objects(Ranked.self).compactMap { OrderedIndex.entry(.int(Int64($0.age)), primaryKey: PrimaryKeyValue.int(Int64($0.id)).keyBytes) }
+            .sorted { $0.lexicographicallyPrecedes($1) }
+        let treeKeys = Set(try realm.snapshot.keys(table: table).filter(OrderedIndex.isTreeKey))
+        XCTAssertNil(OrderedIndex.verify(expected: expected, treeKeys: treeKeys) { try realm.snapshot.get(table: table, key: $0) })
+        let ranged = realm.objects(Ranked.self).filter(#Predicate { $0.age >= 1149 && $0.age <= 1151 })
+        XCTAssertTrue(ranged.explain().contains("ordered index"), ranged.explain())
+        XCTAssertEqual(ranged.map(\.id), [149, 151])
+    }
 }

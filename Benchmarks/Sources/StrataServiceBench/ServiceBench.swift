@@ -25,7 +25,7 @@ struct ServiceBench: AsyncParsableCommand {
     var rounds = 3
     @Option(help: "Connection counts, one run each per round.")
     var connections = "1,16,64"
-    @Option(help: "Back ends, in order: strata, grdb.")
+    @Option(help: "Back ends, in order: strata, grdb, strata-sync, floor (no store: what the HTTP side alone costs).")
     var backends = "strata,grdb"
     @Option(help: "Percent of requests that are partial PUTs.")
     var writePercent = 10
@@ -83,7 +83,8 @@ struct ServiceBench: AsyncParsableCommand {
             case "strata": backendsToRun.append(StrataCache.self)
             case "grdb": backendsToRun.append(GRDBCache.self)
             case "strata-sync": backendsToRun.append(StrataSyncWriteCache.self)
-            default: throw ValidationError("--backends: strata, grdb, strata-sync")
+            case "floor": backendsToRun.append(FloorCache.self)
+            default: throw ValidationError("--backends: strata, grdb, strata-sync, floor")
             }
         }
         for backend in backendsToRun {

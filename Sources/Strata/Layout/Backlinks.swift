@@ -47,6 +47,13 @@ extension SecondaryIndex {
 }
 
 extension SecondaryIndex.Delta {
+    /// Records that an object's old value of the property could not be read (its stored row
+    /// is damaged): its entries cannot be named for removal. Hash postings tolerate a stale
+    /// entry (lookups re-check each candidate's row); the ordered index is dropped.
+    mutating func recordUnreadableOldValue() {
+        ordered.dropsTree = true
+    }
+
     /// Records one object's property changing from `old` to `new` (nil: the object did not
     /// exist, or no longer does) in an index.
     mutating func record(_ key: [UInt8], old: FieldValue?, new: FieldValue?, backlink: Bool) {

@@ -461,7 +461,10 @@ extension OrderedIndex {
     struct Edits {
         private(set) var entries = EntryArena()
         private(set) var adds: [Bool] = []
-        var isEmpty: Bool { adds.isEmpty }
+        /// Set when an object's old value could not be read (its stored row is damaged): its
+        /// entry cannot be removed, so the commit drops the tree rather than keep a stale one.
+        var dropsTree = false
+        var isEmpty: Bool { adds.isEmpty && !dropsTree }
         var count: Int { adds.count }
 
         mutating func add(_ value: FieldValue, primaryKey: some Collection<UInt8>) {
@@ -545,6 +548,7 @@ extension OrderedIndex {
     /// property has no tree. Of several changes to one entry, the last decides.
     static func apply(_ edits: Edits, table: UInt32, transaction: Transaction) throws {
         guard !edits.isEmpty, let rootBytes = try transaction.get(table: table, key: rootKey) else { return }
+        guard !edits.dropsTree else { throw Damage(what: "an object's old value could not be read, so its entry cannot be removed") }
         guard var root = Root(rootBytes) else { throw Damage(what: "the root record is malformed") }
         let changes = Changes(edits)
         var writer = TreeWriter(table: table, transaction: transaction, root: root)

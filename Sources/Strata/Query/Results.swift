@@ -838,7 +838,10 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         } else {
             return nil
         }
-        guard let root = orderedRoot(property, in: realm) else { return nil }
+        // Every object must be in the tree for an unfiltered sort: one whose row could not be
+        // read when the tree was built is not, and the usual sort keeps it (with nulls).
+        guard let root = orderedRoot(property, in: realm),
+              !isTrue(scanExpression ?? fieldExpression) || root.count == realm.snapshot.count(table: bound.table) else { return nil }
         let read = orderedRead(property, in: realm)
         let notANumber = OrderedIndex.Range(lower: .init(bytes: [OrderedValueKey.notANumberTag], inclusive: true),
                                             upper: .init(bytes: [OrderedValueKey.notANumberTag], inclusive: true), isExact: true)
@@ -847,6 +850,7 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         // turned round, and a limit is applied after the run it ends in.
         var keys: [[UInt8]] = [], runStart = 0
         var runValue: ArraySlice<UInt8>?
+        var seen = Set<ObjectKey>()
         do {
             try OrderedIndex.forEach(in: range, root: root, reverse: reverse, read) { entry in
                 guard let length = OrderedValueKey.valueLength(entry), length < entry.count else {
@@ -859,7 +863,13 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
                     if let limit, keys.count >= limit { return false }
                     runValue = value
                 }
-                keys.append(Array(entry[(entry.startIndex + length)...]))
+                let key = Array(entry[(entry.startIndex + length)...])
+                // Each object once (a tree is dropped rather than left with a stale entry,
+                // but the answer does not depend on it).
+                guard seen.insert(ObjectKey(key)).inserted else { return true }
+                keys.append(key)
+                // Ascending, ties are already in key order: stop at the limit.
+                if !reverse, let limit, keys.count >= limit { return false }
                 return true
             }
         } catch {
@@ -867,9 +877,6 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
         }
         if reverse, runStart < keys.count { keys[runStart...].reverse() }
         if let limit, keys.count > limit { keys.removeLast(keys.count - limit) }
-        // An object listed twice (a stale entry beside its current one) keeps its first place.
-        var seen = Set<ObjectKey>(minimumCapacity: keys.count)
-        keys = keys.filter { seen.insert(ObjectKey($0)).inserted }
         return ResultSet(keys: keys)
     }
 

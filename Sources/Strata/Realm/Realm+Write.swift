@@ -361,6 +361,8 @@ extension Realm {
         var bound: BoundType?
         var maintained: [(property: Int, backlink: Bool)] = []
         var propertyCount = 0
+        // Only a realm that met a damaged record can be writing over one it could not read.
+        let sawDamage = !damage.isEmpty
         try write.rows.forEach { rowKey, pending in
             if current < 0 || touched[current].table != rowKey.table {
                 guard switchTo(rowKey.table) else { return }
@@ -378,16 +380,23 @@ extension Realm {
                 // Sized for the write on first use (not before: most writes only insert or only update).
                 if changes.inserted.isEmpty { changes.inserted.reserveCapacity(write.rows.count) }
                 changes.inserted.insert(ObjectKey(key))
+                // A key the store holds in a record that could not be read (noted as damage)
+                // comes here as new: its old index entries cannot be named.
+                let overUnreadable = sawDamage && (try? snapshot.contains(table: bound.table, key: key)) != false
                 for (index, backlink) in maintained {
+                    if overUnreadable { deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].recordUnreadableOldValue() }
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].record(key, old: nil, new: pending.field(index)!, backlink: backlink)
                 }
             case (let originalRow?, true):
                 try transaction.delete(table: bound.table, key: key)
                 changes.deleted.insert(ObjectKey(key))
                 for (index, backlink) in maintained {
-                    // A damaged stored row's old index entries cannot be named; lookups
-                    // re-check every candidate, so a stale one is harmless.
-                    guard let old = try? RowFormat.field(index, of: originalRow) else { continue }
+                    // A damaged stored row's old index entries cannot be named (the delta
+                    // says so: see `recordUnreadableOldValue`).
+                    guard let old = try? RowFormat.field(index, of: originalRow) else {
+                        deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].recordUnreadableOldValue()
+                        continue
+                    }
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].record(key, old: old, new: nil, backlink: backlink)
                 }
             case (let originalRow?, false):
@@ -402,8 +411,10 @@ extension Realm {
                 if changes.modified.isEmpty { changes.modified.reserveCapacity(write.rows.count) }
                 changes.modified[ObjectKey(key)] = modified
                 for (index, backlink) in maintained where modified.contains(index) {
+                    let old = try? RowFormat.field(index, of: originalRow)
+                    if old == nil { deltas[bound.indexTable(index), default: SecondaryIndex.Delta()].recordUnreadableOldValue() }
                     deltas[bound.indexTable(index), default: SecondaryIndex.Delta()]
-                        .record(key, old: try? RowFormat.field(index, of: originalRow), new: pending.field(index)!, backlink: backlink)
+                        .record(key, old: old, new: pending.field(index)!, backlink: backlink)
                 }
             }
         }

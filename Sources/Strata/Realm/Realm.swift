@@ -228,7 +228,7 @@ public final class Realm {
     /// beside a writer in another process whose ``refresh()`` could not read the writer's
     /// log records ``RealmError/storage(_:)`` here and stays where it was.
     public var readErrors: [RealmError] { damage }
-    private var damage: [RealmError] = []
+    private(set) var damage: [RealmError] = []
 
     /// Records a damaged object (once per object and reason).
     func noteDamage(table: UInt32, key: [UInt8], _ error: any Swift.Error) {
