@@ -70,6 +70,45 @@ package struct JSONWriter {
 
     /// Writes an object whose members come in ascending key order, with distinct keys:
     /// what ``write(_:depth:)`` writes for the dictionary of them, without one.
+    /// Writes an object whose members `body` writes one by one with `member` (keys in the
+    /// order given, each written at most once), as ``writeObject(orderedMembers:depth:)``
+    /// writes them: for writers that stream members instead of collecting them first.
+    package mutating func writeObject(depth: Int, _ body: (inout ObjectMembers) throws -> Void) rethrows {
+        bytes.append(UInt8(ascii: "{"))
+        var members = ObjectMembers(writer: self, depth: depth)
+        self = JSONWriter(pretty: pretty, empty: ())
+        defer {
+            if members.count > 0 { members.writer.newline(depth) }
+            members.writer.bytes.append(UInt8(ascii: "}"))
+            self = members.writer
+        }
+        try body(&members)
+    }
+
+    /// An empty writer without reserved capacity (a placeholder while `writeObject` lends the
+    /// bytes to its members).
+    private init(pretty: Bool, empty: Void) {
+        self.pretty = pretty
+    }
+
+    /// The members of an object being written (``writeObject(depth:_:)``).
+    package struct ObjectMembers {
+        fileprivate var writer: JSONWriter
+        fileprivate let depth: Int
+        package private(set) var count = 0
+
+        /// Writes the member `key: value`.
+        package mutating func member(_ key: String, _ value: JSONValue) throws {
+            if count > 0 { writer.bytes.append(UInt8(ascii: ",")) }
+            count += 1
+            writer.newline(depth + 1)
+            writer.writeString(key)
+            writer.bytes.append(UInt8(ascii: ":"))
+            if writer.pretty { writer.bytes.append(0x20) }
+            try writer.write(value, depth: depth + 1)
+        }
+    }
+
     package mutating func writeObject(orderedMembers members: [(key: String, value: JSONValue)], depth: Int) throws {
         bytes.append(UInt8(ascii: "{"))
         for (index, member) in members.enumerated() {

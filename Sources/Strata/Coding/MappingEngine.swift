@@ -874,17 +874,21 @@ struct MappingEngine {
     /// (``flatEncodeOrder(_:)``), at `depth` of `writer`.
     func write(_ object: Object, order: [(key: String, rule: ObjectMapping.Rule)], mapping: ObjectMapping, to writer: inout JSONWriter,
                depth: Int, visiting: inout Set<Visit>, includeNulls: Bool = true) throws {
-        let identity = Visit(object)
-        visiting.insert(identity)
-        defer { visiting.remove(identity) }
-        var members: [(key: String, value: JSONValue)] = []
-        members.reserveCapacity(order.count)
-        for (key, rule) in order {
-            let value = try encodedValue(rule, of: object, mapping: mapping, visiting: &visiting, includeNulls: includeNulls)
-            if value == .null, !includeNulls { continue }
-            members.append((key, value))
+        // Only a relationship can lead back to this object: without one it is not tracked.
+        let followsLinks = order.contains { member in
+            if case .relationship = member.rule.kind { return true }
+            return false
         }
-        try writer.writeObject(orderedMembers: members, depth: depth)
+        let identity = followsLinks ? Visit(object) : nil
+        if let identity { visiting.insert(identity) }
+        defer { if let identity { visiting.remove(identity) } }
+        try writer.writeObject(depth: depth) { members in
+            for (key, rule) in order {
+                let value = try encodedValue(rule, of: object, mapping: mapping, visiting: &visiting, includeNulls: includeNulls)
+                if value == .null, !includeNulls { continue }
+                try members.member(key, value)
+            }
+        }
     }
 
     /// The JSON of `rule`'s property of `object`.
