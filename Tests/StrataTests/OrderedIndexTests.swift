@@ -90,6 +90,10 @@ final class OrderedIndexTests: RealmTestCase {
         check(realm.objects(Ranked.self).filter(#Predicate { $0.name >= low && $0.name < high }), { $0.name >= low && $0.name < high },
               "\(low.debugDescription) <= name < \(high.debugDescription)")
         check(realm.objects(Ranked.self).filter(#Predicate { $0.name > low }), { $0.name > low }, "name > \(low.debugDescription)")
+        // BEGINSWITH on the indexed name (a prefix range of the tree, then Swift's hasPrefix).
+        let prefixes = ["a", "ab", "é", "e\u{301}", "e", "z", "日", "a\u{0}", "x"] + [low, high].filter { !$0.isEmpty }
+        let prefix = prefixes.randomElement(using: &generator)!
+        check(realm.objects(Ranked.self).filter("name BEGINSWITH %@", prefix), { $0.name.hasPrefix(prefix) }, "name BEGINSWITH \(prefix.debugDescription)")
         let t = Date(timeIntervalSinceReferenceDate: Double(Int.random(in: -1000 ... 1000, using: &generator)))
         check(realm.objects(Ranked.self).filter(#Predicate { $0.when < t }), { $0.when < t }, "when < \(t)")
         // Sorts by an indexed number or date (the tree's order when it is chosen: with a
@@ -236,6 +240,11 @@ final class OrderedIndexTests: RealmTestCase {
         let named = realm.objects(Ranked.self).filter(#Predicate { $0.name >= "05990" })
         XCTAssertTrue(named.explain().contains("ordered index on name"), named.explain())
         XCTAssertEqual(named.map(\.id), Array(5990 ..< 6000))
+        let begun = realm.objects(Ranked.self).filter("name BEGINSWITH '0599'")
+        XCTAssertTrue(begun.explain().contains("ordered index on name, name BEGINSWITH \"0599\""), begun.explain())
+        XCTAssertEqual(begun.map(\.id), Array(5990 ..< 6000))
+        XCTAssertEqual(realm.objects(Ranked.self).filter("name BEGINSWITH '0599' AND age > 2991").map(\.id), Array(5992 ..< 6000))
+        XCTAssertEqual(realm.objects(Ranked.self).filter("name BEGINSWITH[c] '0599'").count, 10, "with options: the rows judge")
         // Inside a write, pending objects join the candidates.
         try realm.write {
             let object = Ranked()

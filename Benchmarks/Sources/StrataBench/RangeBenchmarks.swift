@@ -6,7 +6,8 @@
 // reopen's first queries (2) the count of the 10% range 0.25 <= value < 0.35 and (3) the ids
 // of a narrow range (about N / 10,000 objects); (4) that narrow range warm (median of 5);
 // (5) a one-object commit that moves one value, then (3)'s range again (the tree after a
-// commit); (6) the ids of the 20 largest values. Answers are checked against the generator and between engines.
+// commit); (6) the ids of the 20 largest values; (7) the ids of a label prefix (`label` is
+// indexed too). Answers are checked against the generator and between engines.
 
 import BenchSupport
 import Foundation
@@ -17,7 +18,7 @@ import Strata
 final class Reading: Object {
     @Persisted(primaryKey: true) var id: Int = 0
     @Persisted(indexed: true) var value: Double = 0
-    @Persisted var label: String = ""
+    @Persisted(indexed: true) var label: String = ""
 }
 
 struct RangeBenchmarks {
@@ -26,17 +27,19 @@ struct RangeBenchmarks {
     var rounds: Int
 
     static let wide = (low: 0.25, high: 0.35)
+    /// Step (7)'s prefix: labels are "r" and the id, so it matches 11 ids at 100k and 1M.
+    static let labelPrefix = "r1234"
     static let repeats = 5
 
     static func narrow(_ n: Int) -> (low: Double, high: Double) { (0.5, 0.5 + 1.0 / 10_000) }
     static func value(_ i: Int) -> Double { QueryBenchmarks.score(i) }
 
     struct Times {
-        var insert = 0.0, wideCount = 0.0, narrowFirst = 0.0, narrowWarm = 0.0, afterCommit = 0.0, reopen = 0.0, top20 = 0.0
+        var insert = 0.0, wideCount = 0.0, narrowFirst = 0.0, narrowWarm = 0.0, afterCommit = 0.0, reopen = 0.0, top20 = 0.0, prefix = 0.0
     }
 
     struct Answers: Equatable {
-        var wideCount = 0, narrowIDs: [Int] = [], afterCommitIDs: [Int] = [], top20: [Int] = []
+        var wideCount = 0, narrowIDs: [Int] = [], afterCommitIDs: [Int] = [], top20: [Int] = [], prefixIDs: [Int] = []
     }
 
     func log(_ s: String) { FileHandle.standardError.write(Data((s + "\n").utf8)) }
@@ -77,6 +80,7 @@ struct RangeBenchmarks {
         try realm.write { realm.object(ofType: Reading.self, forPrimaryKey: 7)!.value = low }
         times.afterCommit = time { answers.afterCommitIDs = narrow().map(\.id).sorted() }
         times.top20 = time { answers.top20 = realm.objects(Reading.self).filter("TRUEPREDICATE SORT(value DESC) LIMIT(20)").map(\.id) }
+        times.prefix = time { answers.prefixIDs = realm.objects(Reading.self).filter("label BEGINSWITH %@", Self.labelPrefix).map(\.id).sorted() }
         realm.invalidate()
         return (times, answers, plan)
     }
@@ -94,7 +98,7 @@ struct RangeBenchmarks {
                 try db.create(table: "reading") { t in
                     t.column("id", .integer).primaryKey()
                     t.column("value", .double).notNull().indexed()
-                    t.column("label", .text).notNull()
+                    t.column("label", .text).notNull().indexed()
                 }
             }
             try requireFullSynchronous(queue, baseline: "ranges suite (GRDB)")
@@ -128,6 +132,12 @@ struct RangeBenchmarks {
         times.top20 = try time {
             answers.top20 = try queue.read { db in try Int.fetchAll(db.cachedStatement(sql: "SELECT id FROM reading ORDER BY value DESC, id LIMIT 20")) }
         }
+        times.prefix = try time {
+            // GLOB, not LIKE: SQLite's LIKE is case-insensitive and does not use a BINARY index.
+            answers.prefixIDs = try queue.read { db in
+                try Int.fetchAll(db.cachedStatement(sql: "SELECT id FROM reading WHERE label GLOB ?"), arguments: [Self.labelPrefix + "*"])
+            }.sorted()
+        }
         try queue.close()
         return (times, answers)
     }
@@ -156,8 +166,9 @@ struct RangeBenchmarks {
                 var valued: [(value: Double, id: Int)] = (0 ..< n).map { id in (id == 7 ? low : Self.value(id), id) }
                 valued.sort { a, b in a.value != b.value ? a.value > b.value : a.id < b.id }
                 let expectedTop: [Int] = valued.prefix(20).map { $0.id }
+                let expectedPrefix = (0 ..< n).filter { "r\($0)".hasPrefix(Self.labelPrefix) }
                 for (_, answers) in results {
-                    guard answers.wideCount == expectedWide, answers.narrowIDs == expectedNarrow, answers.top20 == expectedTop,
+                    guard answers.wideCount == expectedWide, answers.narrowIDs == expectedNarrow, answers.top20 == expectedTop, answers.prefixIDs == expectedPrefix,
                           answers.afterCommitIDs == Array(Set(expectedNarrow + [7])).sorted() else {
                         throw QueryMismatch(description: "ranges suite, \(n) objects: an engine's answer differs from the generator's")
                     }
@@ -178,6 +189,7 @@ struct RangeBenchmarks {
             row("(4) the same, warm", \.narrowWarm)
             row("(5) after a one-object commit into the range", \.afterCommit)
             row("(6) the 20 largest values' ids (`SORT(value DESC) LIMIT(20)`; `ORDER BY value DESC, id LIMIT 20`)", \.top20)
+            row("(7) ids of `label BEGINSWITH 'r1234'` (`label GLOB 'r1234*'`)", \.prefix)
             print("Strata's plan for (3): " + plan.replacingOccurrences(of: "\n", with: " / "))
         }
     }

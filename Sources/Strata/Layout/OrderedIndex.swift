@@ -84,7 +84,7 @@ enum OrderedValueKey {
 
     /// Swift orders strings by their NFC-normalized scalars, and UTF-8 bytes order as
     /// scalars do: the normalized bytes, 0x00 escaped as 00 01, ended by 00 00.
-    private static func appendString(_ s: String, to out: inout [UInt8]) {
+    private static func appendString(_ s: String, to out: inout [UInt8], terminated: Bool = true) {
         out.append(stringTag)
         var written = 0
         for byte in PrimaryKeyValue.canonical(s).utf8 {
@@ -93,8 +93,19 @@ enum OrderedValueKey {
             if byte == 0 { out.append(1) }
             written += 1
         }
-        out.append(0)
-        out.append(0)
+        if terminated {
+            out.append(0)
+            out.append(0)
+        }
+    }
+
+    /// What the encoding of every string starting with `prefix` starts with: the entries of
+    /// a `BEGINSWITH` are those whose bytes begin with it (a superset: a string that starts
+    /// with the prefix's bytes but splits one of its characters still has to be judged).
+    static func prefixBytes(_ prefix: String) -> [UInt8] {
+        var out: [UInt8] = []
+        appendString(prefix, to: &out, terminated: false)
+        return out
     }
 
     /// The length of the value part at the start of `entry`, or nil when it is malformed.

@@ -444,6 +444,10 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
             rangeTerm = RangeTerm(property: found.property, range: found.range,
                                   isWholeFilter: found.isWholeFilter && !untranslated && textExpressions.count == textFilters.count,
                                   lowerValue: found.lowerValue, upperValue: found.upperValue)
+        } else if indexTerm == nil, base == nil,
+                  let term = textFilters.lazy.flatMap(\.prefixTerms).first(where: { $0.property < bound.schema.properties.count && OrderedValueKey.isOrderable(bound.schema.properties[$0.property]) }) {
+            // A string query's `BEGINSWITH` on an indexed string: the prefix's range of its tree.
+            rangeTerm = RangeTerm.beginning(with: term.prefix, property: term.property)
         } else {
             rangeTerm = nil
         }

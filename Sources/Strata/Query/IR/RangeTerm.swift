@@ -15,8 +15,21 @@ struct RangeTerm {
     var lowerValue: (FieldValue, Bool)?
     var upperValue: (FieldValue, Bool)?
 
-    /// The range in words (`40 < age <= 60`, `name >= "m"`).
+    /// For a `BEGINSWITH`, the prefix (the bounds are then its encoding).
+    var prefix: String?
+
+    /// The entries of the strings that begin with `prefix`, for property `property`: every
+    /// entry whose bytes start with the prefix's encoding (a candidate superset).
+    static func beginning(with prefix: String, property: Int) -> RangeTerm {
+        let bytes = OrderedValueKey.prefixBytes(prefix)
+        let bound = OrderedIndex.Bound(bytes: bytes, inclusive: true)
+        return RangeTerm(property: property, range: OrderedIndex.Range(lower: bound, upper: bound, isExact: false),
+                         isWholeFilter: false, prefix: prefix)
+    }
+
+    /// The range in words (`40 < age <= 60`, `name >= "m"`, `name BEGINSWITH "m"`).
     func describe(name: String) -> String {
+        if let prefix { return "\(name) BEGINSWITH \(FieldValue.string(prefix).queryLiteral)" }
         switch (lowerValue, upperValue) {
         case let ((low, lowIn)?, (high, highIn)?):
             return "\(low.queryLiteral) \(lowIn ? "<=" : "<") \(name) \(highIn ? "<=" : "<") \(high.queryLiteral)"

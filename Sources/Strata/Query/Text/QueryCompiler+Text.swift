@@ -64,6 +64,9 @@ struct CompiledTextQuery {
     let expression: QueryExpression?
     /// Top-level equalities on the primary key or indexed properties.
     let indexTerms: [PredicateAnalysis.Term]
+    /// Top-level `BEGINSWITH` (no options) on indexed string properties: the property and
+    /// the prefix (candidates for an ordered index's prefix range).
+    let prefixTerms: [(property: Int, prefix: String)]
     /// SORT(…) as stored properties and directions.
     let sortKeys: [(index: Int, reverse: Bool)]
     /// LIMIT(n).
@@ -83,6 +86,7 @@ struct CompiledTextQuery {
         }
         return CompiledTextQuery(evaluate: condition, expression: compiler.expression(parsed.condition),
                                  indexTerms: compiler.indexTerms(parsed.condition),
+                                 prefixTerms: compiler.prefixTerms(parsed.condition),
                                  sortKeys: sortKeys, limit: parsed.limit, text: text)
     }
 }
@@ -774,6 +778,22 @@ struct TextQueryCompiler {
     }
 
     // MARK: Index terms and sorting
+
+    /// `BEGINSWITH` without options at the top level (through AND), an indexed `String`
+    /// property against a non-empty constant string.
+    func prefixTerms(_ condition: TextQuery.Condition) -> [(property: Int, prefix: String)] {
+        switch condition {
+        case .and(let a, let b): return prefixTerms(a) + prefixTerms(b)
+        case .compare(.keyPath(let keyPath), .beginsWith, .value(let constant?, _), let options, nil, _) where options.isEmpty:
+            guard keyPath.components.count == 1, keyPath.aggregate == nil, let prefix = constant as? String, !prefix.isEmpty,
+                  let index = root.schema.index(of: keyPath.components[0]), root.indexedProperties.contains(index) else { return [] }
+            let property = root.schema.properties[index]
+            guard property.kind == .string, !property.isList, !property.isMap else { return [] }
+            return [(index, prefix)]
+        default:
+            return []
+        }
+    }
 
     /// Equalities at the top level (through AND) on the primary key or an indexed property.
     func indexTerms(_ condition: TextQuery.Condition) -> [PredicateAnalysis.Term] {
