@@ -291,6 +291,17 @@ final class OrderedIndexTests: RealmTestCase {
         Set((0 ..< count).filter { (id: Int) -> Bool in id % 100 == 10 || id % 100 == 11 })
     }
 
+    /// The engine store (closed by the caller), `Ranked.age`'s index table, a snapshot and
+    /// the tree's root, which has branches.
+    private func openAgeTree() throws -> (Store, UInt32, Snapshot, OrderedIndex.Root) {
+        let store = try Store(directory: directory)
+        let table = try ageIndexTable(store)
+        let snapshot = store.snapshot()
+        let root = try XCTUnwrap(OrderedIndex.Root(try XCTUnwrap(snapshot.get(table: table, key: OrderedIndex.rootKey))))
+        XCTAssertGreaterThan(root.height, 1)
+        return (store, table, snapshot, root)
+    }
+
     /// The index table of `Ranked.age` in `store`.
     private func ageIndexTable(_ store: Store) throws -> UInt32 {
         let type = try XCTUnwrap(try SharedStore.loadSchema(store)?["Ranked"])
@@ -349,11 +360,7 @@ final class OrderedIndexTests: RealmTestCase {
     func testADamagedTreeIsNeverServedDroppedByTheNextCommitAndRebuilt() throws {
         try fillForReopen(3000)
         do {
-            let store = try Store(directory: directory)
-            let table = try ageIndexTable(store)
-            let snapshot = store.snapshot()
-            let root = try XCTUnwrap(OrderedIndex.Root(try XCTUnwrap(snapshot.get(table: table, key: OrderedIndex.rootKey))))
-            XCTAssertGreaterThan(root.height, 1)
+            let (store, table, snapshot, _) = try openAgeTree()
             // Every leaf cut short: whatever part of the tree a query reads, it meets damage.
             try store.write { transaction in
                 for key in try snapshot.keys(table: table) where OrderedIndex.isTreeKey(key) && key != OrderedIndex.rootKey {
@@ -416,11 +423,7 @@ final class OrderedIndexTests: RealmTestCase {
     func testATreeWhoseNodesLieIsDamageNotATrap() throws {
         try fillForReopen(3000)
         do {
-            let store = try Store(directory: directory)
-            let table = try ageIndexTable(store)
-            let snapshot = store.snapshot()
-            let root = try XCTUnwrap(OrderedIndex.Root(try XCTUnwrap(snapshot.get(table: table, key: OrderedIndex.rootKey))))
-            XCTAssertGreaterThan(root.height, 1)
+            let (store, table, snapshot, root) = try openAgeTree()
             let top = try XCTUnwrap(snapshot.get(table: table, key: OrderedIndex.nodeKey(root.rootID)))
             // The root branch's first child count set to Int.max: its counts overflow.
             var lying = top
@@ -474,17 +477,7 @@ final class OrderedIndexTests: RealmTestCase {
                 }
             }
         }
-        let segments = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".seg") }.sorted()
-        var flipped = false
-        for segment in segments where !flipped {
-            let url = directory.appendingPathComponent(segment)
-            var bytes = try Data(contentsOf: url)
-            guard let row = bytes.range(of: Data("row-150-end".utf8)) else { continue }
-            bytes[row.lowerBound] ^= 0x5A
-            try bytes.write(to: url)
-            flipped = true
-        }
-        XCTAssertTrue(flipped)
+        XCTAssertTrue(try flipFirstByte(of: "row-150-end"), "object 150's row")
         do {
             let realm = try Realm(configuration: config)
             XCTAssertNil(realm.object(ofType: Ranked.self, forPrimaryKey: 150), "the row fails its checksum")

@@ -75,17 +75,7 @@ final class StoreInspectorPageTests: RealmTestCase {
             }
         }
         // One flipped byte in a note's row (its text), in whichever segment holds it.
-        let segments = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".seg") }.sorted()
-        var flipped = false
-        for segment in segments where !flipped {
-            let url = directory.appendingPathComponent(segment)
-            var bytes = try Data(contentsOf: url)
-            guard let row = bytes.range(of: Data("note 2500".utf8)) else { continue }
-            bytes[row.lowerBound] ^= 0x5A
-            try bytes.write(to: url)
-            flipped = true
-        }
-        XCTAssertTrue(flipped, "a note's row in \(segments)")
+        XCTAssertTrue(try flipFirstByte(of: "note 2500"), "a note's row")
         var options = StoreOptions()
         options.readOnly = true
         let store = try Store(directory: directory, options: options)

@@ -49,13 +49,7 @@ struct FloorCache: UserCache {
     }
 
     func put(id: Int, body: ByteBuffer) async throws -> ByteBuffer {
-        let patch: UserPatch
-        do {
-            patch = try JSONCoding.decoder().decode(UserPatch.self, from: Data(buffer: body))
-        } catch {
-            throw BadRequest(description: "\(error)")
-        }
-        guard patch.id == nil || patch.id == id else { throw BadRequest(description: "the body's id is not the path's \(id)") }
+        let patch = try decodePatch(body, id: id)
         let stored = state.lock.withLock {
             let user = patch.merged(into: state.users[id], id: id)
             state.users[id] = user

@@ -50,13 +50,7 @@ struct GRDBCache: UserCache {
     }
 
     func put(id: Int, body: ByteBuffer) async throws -> ByteBuffer {
-        let patch: UserPatch
-        do {
-            patch = try JSONCoding.decoder().decode(UserPatch.self, from: Data(buffer: body))
-        } catch {
-            throw BadRequest(description: "\(error)")
-        }
-        guard patch.id == nil || patch.id == id else { throw BadRequest(description: "the body's id is not the path's \(id)") }
+        let patch = try decodePatch(body, id: id)
         let stored = try await pool.write { db in
             let user = patch.merged(into: try UserValue.fetchOne(db, key: id), id: id)
             try user.upsert(db)

@@ -4,6 +4,8 @@
 import Foundation
 import GRDB
 import Strata
+import Hummingbird
+import NIOFoundationCompat
 
 /// The Strata model.
 final class User: Object {
@@ -35,6 +37,19 @@ struct UserValue: Codable, Sendable, Equatable, FetchableRecord, PersistableReco
         static let name = Column(CodingKeys.name)
         static let rank = Column(CodingKeys.rank)
     }
+}
+
+/// The PUT body of `PUT /users/:id` as a patch, or `BadRequest` naming what is wrong (bad
+/// JSON, or an id other than the path's).
+func decodePatch(_ body: ByteBuffer, id: Int) throws -> UserPatch {
+    let patch: UserPatch
+    do {
+        patch = try JSONCoding.decoder().decode(UserPatch.self, from: Data(buffer: body))
+    } catch {
+        throw BadRequest(description: "\(error)")
+    }
+    guard patch.id == nil || patch.id == id else { throw BadRequest(description: "the body's id is not the path's \(id)") }
+    return patch
 }
 
 /// A PUT body for the GRDB back end: every key optional, and `updatedAt` told apart as

@@ -33,6 +33,22 @@ class RealmTestCase: XCTestCase {
         return config
     }
 
+    /// Flips the first byte of the first occurrence of `marker` (a row's own text: not an
+    /// index record's) in the test store's segment files, so that record fails its checksum
+    /// when read; false when no segment holds it (compressed, or never written).
+    func flipFirstByte(of marker: String) throws -> Bool {
+        let segments = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".seg") }.sorted()
+        for segment in segments {
+            let url = directory.appendingPathComponent(segment)
+            var bytes = try Data(contentsOf: url)
+            guard let found = bytes.range(of: Data(marker.utf8)) else { continue }
+            bytes[found.lowerBound] ^= 0x5A
+            try bytes.write(to: url)
+            return true
+        }
+        return false
+    }
+
     func openRealm(types: [Object.Type] = allModelTypes) throws -> Realm {
         try Realm(configuration: configuration(types: types))
     }
