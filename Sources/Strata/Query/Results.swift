@@ -741,8 +741,10 @@ final class ResultsQuery<Element: Object>: @unchecked Sendable {
     private func orderedIndexMatches(_ term: RangeTerm, in realm: Realm) -> Int? {
         let sequence = realm.snapshot.sequence
         if let known = orderedCounts.withLock({ $0 }), known.sequence == sequence { return known.count }
-        guard let root = orderedRoot(term.property, in: realm) else { return nil }
-        let count = try? OrderedIndex.count(term.range, root: root, orderedRead(term.property, in: realm))
+        let count = realm.shared.orderedCount(table: bound.table, property: term.property, range: term.range, sequence: sequence) {
+            guard let root = orderedRoot(term.property, in: realm) else { return nil }
+            return try? OrderedIndex.count(term.range, root: root, orderedRead(term.property, in: realm))
+        }
         orderedCounts.withLock { $0 = (sequence, count) }
         return count
     }

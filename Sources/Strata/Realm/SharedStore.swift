@@ -459,6 +459,40 @@ final class SharedStore: @unchecked Sendable {
         let property: Int
     }
 
+    /// One range of one ordered index, at one commit.
+    private struct OrderedRange: Hashable {
+        let table: UInt32
+        let property: Int
+        let lower: [UInt8], lowerInclusive: Bool
+        let upper: [UInt8], upperInclusive: Bool
+    }
+
+    /// The counts ordered indexes gave for ranges at commit `sequence` (nil: the tree did
+    /// not read). Every `Results` plans on its own, and a request handler makes a new one for
+    /// each request: the count of its range is read from the tree once per commit, not once
+    /// per query. Cleared when a newer commit asks; at most `orderedCountLimit` ranges.
+    private let orderedCounts = Locked<(sequence: UInt64, counts: [OrderedRange: Int?])>((0, [:]))
+    private static let orderedCountLimit = 1024
+
+    /// The count of `range` in the ordered index of `property` of `table` at commit
+    /// `sequence`: kept, or made by `count` and kept.
+    func orderedCount(table: UInt32, property: Int, range: OrderedIndex.Range, sequence: UInt64, _ count: () -> Int?) -> Int? {
+        let key = OrderedRange(table: table, property: property, lower: range.lower.bytes, lowerInclusive: range.lower.inclusive,
+                               upper: range.upper.bytes, upperInclusive: range.upper.inclusive)
+        if let known = orderedCounts.withLock({ $0.sequence == sequence ? $0.counts[key] : nil }) { return known }
+        let counted = count()
+        orderedCounts.withLock { kept in
+            if kept.sequence != sequence {
+                // Only a newer commit replaces the kept ones (a reader behind keeps its own result).
+                guard sequence > kept.sequence else { return }
+                kept = (sequence, [:])
+            }
+            if kept.counts.count >= Self.orderedCountLimit { kept.counts.removeAll() }
+            kept.counts[key] = .some(counted)
+        }
+        return counted
+    }
+
     /// Indexed properties whose index answered with more than one key per
     /// `scanRowsPerReadIndexHit` rows, with the fewest rows per key seen: the next equality
     /// on one that a scan would answer faster projects its column.
