@@ -302,6 +302,16 @@ final class OrderedIndexTests: RealmTestCase {
         return (store, table, snapshot, root)
     }
 
+    /// A read-only realm answers `10 <= age < 12` without the tree (a scan), `count` objects.
+    private func assertReadOnlyRangeScans(expecting count: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+        var readOnly = configuration(types: [Ranked.self])
+        readOnly.readOnly = true
+        let realm = try Realm(configuration: readOnly)
+        let ranged = realm.objects(Ranked.self).filter(#Predicate { $0.age >= 10 && $0.age < 12 })
+        XCTAssertFalse(ranged.explain().contains("ordered index"), ranged.explain(), file: file, line: line)
+        XCTAssertEqual(ranged.count, count, file: file, line: line)
+    }
+
     /// The index table of `Ranked.age` in `store`.
     private func ageIndexTable(_ store: Store) throws -> UInt32 {
         let type = try XCTUnwrap(try SharedStore.loadSchema(store)?["Ranked"])
@@ -431,14 +441,7 @@ final class OrderedIndexTests: RealmTestCase {
             try store.write { try $0.put(table: table, key: OrderedIndex.nodeKey(root.rootID), value: lying) }
             try store.close()
         }
-        var readOnly = configuration(types: [Ranked.self])
-        readOnly.readOnly = true
-        do {
-            let realm = try Realm(configuration: readOnly)
-            let ranged = realm.objects(Ranked.self).filter(#Predicate { $0.age >= 10 && $0.age < 12 })
-            XCTAssertFalse(ranged.explain().contains("ordered index"), ranged.explain())
-            XCTAssertEqual(ranged.count, 60)
-        }
+        try assertReadOnlyRangeScans(expecting: 60)
         // A leaf claiming four billion items in a few bytes.
         do {
             let store = try Store(directory: directory)
@@ -452,10 +455,7 @@ final class OrderedIndexTests: RealmTestCase {
             }
             try store.close()
         }
-        let realm = try Realm(configuration: readOnly)
-        let ranged = realm.objects(Ranked.self).filter(#Predicate { $0.age >= 10 && $0.age < 12 })
-        XCTAssertFalse(ranged.explain().contains("ordered index"), ranged.explain())
-        XCTAssertEqual(ranged.count, 60)
+        try assertReadOnlyRangeScans(expecting: 60)
     }
 
     /// An object whose stored row fails its checksum, written over (or deleted): its old
@@ -505,5 +505,33 @@ final class OrderedIndexTests: RealmTestCase {
         let ranged = realm.objects(Ranked.self).filter(#Predicate { $0.age >= 1149 && $0.age <= 1151 })
         XCTAssertTrue(ranged.explain().contains("ordered index"), ranged.explain())
         XCTAssertEqual(ranged.map(\.id), [149, 151])
+    }
+
+    final class LongKeyed: Object {
+        @Persisted(primaryKey: true) var key: String = ""
+        @Persisted(indexed: true) var rank: Int = 0
+    }
+
+    /// Entries end with the primary key, and a string key may be 64 KiB: entries larger than
+    /// a node. A branch then still takes two children at least, so the tree narrows level by
+    /// level (with one child a branch, the root never formed: levels grew without end).
+    func testEntriesLargerThanANodeStillMakeATree() throws {
+        let realm = try Realm(configuration: configuration(types: [LongKeyed.self]))
+        try realm.write {
+            for i in 0 ..< 40 {
+                let object = LongKeyed()
+                object.key = String(format: "%03d", i) + String(repeating: "k", count: 6000)
+                object.rank = i % 7
+                try realm.add(object)
+            }
+        }
+        XCTAssertNil(realm.checkIndexInvariants())
+        let ranked = realm.objects(LongKeyed.self).filter(#Predicate { $0.rank >= 5 })
+        XCTAssertEqual(ranked.count, 10)
+        XCTAssertEqual(realm.objects(LongKeyed.self).filter("TRUEPREDICATE SORT(rank DESC) LIMIT(3)").map { String($0.key.prefix(3)) },
+                       ["006", "013", "020"])
+        try realm.write { try realm.delete(realm.objects(LongKeyed.self).filter(#Predicate { $0.rank < 6 })) }
+        XCTAssertNil(realm.checkIndexInvariants())
+        XCTAssertEqual(realm.objects(LongKeyed.self).filter(#Predicate { $0.rank >= 5 }).count, 5)
     }
 }

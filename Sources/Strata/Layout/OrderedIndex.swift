@@ -619,22 +619,29 @@ extension OrderedIndex {
         /// Items of `sizes` cut into runs of at most `maxNodeBytes` (at least one item
         /// each), filled evenly to about three quarters so the next insertions do not split
         /// them at once.
-        static func pieces(count: Int, overhead: Int, size: (Int) -> Int) -> [Swift.Range<Int>] {
+        /// Each run holds at least `minimumItems` items when there are that many: a branch
+        /// takes two children at least, whatever their size (an entry ends with its object's
+        /// key, up to 64 KiB, so one can be larger than a node), or a level of one-child
+        /// branches would never narrow to a root.
+        static func pieces(count: Int, overhead: Int, minimumItems: Int = 1, size: (Int) -> Int) -> [Swift.Range<Int>] {
             var total = overhead
             for i in 0 ..< count { total += size(i) }
-            guard total > maxNodeBytes else { return count == 0 ? [] : [0 ..< count] }
+            guard total > maxNodeBytes, count >= 2 * minimumItems else { return count == 0 ? [] : [0 ..< count] }
             let fill = maxNodeBytes * 3 / 4, pieces = (total + fill - 1) / fill
             let target = (total + pieces - 1) / pieces
             var ranges: [Swift.Range<Int>] = []
             var start = 0, bytes = overhead
             for i in 0 ..< count {
                 let itemSize = size(i)
-                if i > start, bytes + itemSize > target {
+                if i - start >= minimumItems, bytes + itemSize > target {
                     ranges.append(start ..< i)
                     start = i
                     bytes = overhead
                 }
                 bytes += itemSize
+            }
+            if count - start < minimumItems, let last = ranges.popLast() {
+                start = last.lowerBound
             }
             ranges.append(start ..< count)
             return ranges
@@ -662,7 +669,7 @@ extension OrderedIndex {
 
         mutating func writeBranches(level: Int, children: [ChildRef], reusing id: UInt64?) throws -> [ChildRef] {
             var refs: [ChildRef] = []
-            for (n, range) in Self.pieces(count: children.count, overhead: 5, size: { children[$0].first.count + 20 }).enumerated() {
+            for (n, range) in Self.pieces(count: children.count, overhead: 5, minimumItems: 2, size: { children[$0].first.count + 20 }).enumerated() {
                 let slice = children[range]
                 let node = Node(level: level, items: slice.map { $0.first[...] }, children: slice.map(\.id), counts: slice.map(\.count))
                 let nodeID = n == 0 ? (id ?? newID()) : newID()
@@ -813,7 +820,10 @@ extension OrderedIndex {
         func visit(_ id: UInt64, level: Int) throws -> (count: Int, first: [UInt8]) {
             guard reached.insert(nodeKey(id)).inserted else { throw Damage(what: "node \(id) is reached twice") }
             let node = try node(id, level: level, read)
-            if node.items.count > 1, node.encodedSize > maxNodeBytes { throw Damage(what: "node \(id) holds \(node.encodedSize) bytes") }
+            // A leaf of one entry, or a branch of two or three children, may pass the limit.
+            if node.items.count > (level == 0 ? 1 : 3), node.encodedSize > maxNodeBytes {
+                throw Damage(what: "node \(id) holds \(node.encodedSize) bytes")
+            }
             if level == 0 {
                 entries.append(contentsOf: node.items.map(Array.init))
                 return (node.items.count, Array(node.items[0]))
